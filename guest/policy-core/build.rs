@@ -1,0 +1,173 @@
+//! Compiles the catalog in `policies/catalog/*.yaml` into static Rust tables
+//! (`$OUT_DIR/catalog_data.rs`), so a policy instance pays nothing to load it.
+//! Every row keeps the source ids of the facts it carries.
+
+use serde_yaml_ng::Value;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+fn main() {
+    let dir = PathBuf::from(env("CARGO_MANIFEST_DIR")).join("../../policies/catalog");
+    let mut out = String::new();
+    for file in ["skus.yaml", "cuda.yaml", "regions.yaml"] {
+        println!("cargo:rerun-if-changed={}", dir.join(file).display());
+    }
+    let skus = load(&dir.join("skus.yaml"));
+    let cuda = load(&dir.join("cuda.yaml"));
+    let regions = load(&dir.join("regions.yaml"));
+
+    // SKUs, sorted by lower-case name for binary search. Aliases become extra rows
+    // pointing at the canonical spelling.
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for s in seq(&skus["skus"]) {
+        let name = text(&s["name"]).expect("sku without name");
+        let gpu = &s["gpu"];
+        let ic = &s["interconnect"];
+        let vendor = text(&gpu["vendor"]);
+        let model = text(&gpu["model"]).unwrap_or_default();
+        let arch = text(&gpu["architecture"]);
+        let cc = text(&gpu["compute_capability"]);
+        let count = gpu["count"].as_f64().unwrap_or(0.0);
+        let retirement = text(&s["retirement_date"]);
+        let status = text(&s["status"]).unwrap_or_default();
+        // MIG: AKS documents MIG for NVIDIA A100, H100 and H200 sizes (source: aks-gpu-mig).
+        let mig = vendor.as_deref() == Some("NVIDIA")
+            && ["A100", "H100", "H200"].iter().any(|m| model.contains(m));
+        let mut sources: Vec<String> = strings(&s["sources"]);
+        for extra in ["retirement_sources", "isolated_sources"] {
+            for id in strings(&s[extra]) {
+                if !sources.contains(&id) {
+                    sources.push(id);
+                }
+            }
+        }
+        let row = format!(
+            "SkuFacts {{ name: {name:?}, series: {series:?}, category: {category:?}, vendor: {vendor:?}, gpu_model: {model:?}, architecture: {arch:?}, compute_capability: {cc:?}, gpu_count: {count:?}_f64, infiniband: {ib:?}, rdma: {rdma:?}, isolated: {iso:?}, status: {status:?}, retirement_date: {retirement:?}, mig_capable: {mig:?}, aks_supported: {aks:?}, kaito_supported: {kaito:?}, requires_approval: {appr:?}, online_endpoint: {ep:?}, sources: &{sources:?} }}",
+            series = text(&s["series"]).unwrap_or_default(),
+            category = text(&s["category"]).unwrap_or_default(),
+            ib = ic["infiniband"].as_bool().unwrap_or(false),
+            rdma = ic["rdma"].as_bool().unwrap_or(false),
+            iso = s["isolated"].as_bool().unwrap_or(false),
+            aks = s["aks_supported"].as_bool(),
+            kaito = s["kaito_supported"].as_bool(),
+            appr = s["azureml_requires_approval_2020"].as_bool(),
+            ep = s["azureml_managed_online_endpoint"]["supported"].as_bool(),
+        );
+        let mut names = vec![name.clone()];
+        names.extend(strings(&s["aliases_in_migration_guide"]));
+        names.extend(strings(&s["name_variants"]));
+        for n in names {
+            rows.push((n.to_ascii_lowercase(), row.replacen(&format!("name: {name:?}"), &format!("name: {name:?}, alias: {n:?}"), 1)));
+        }
+    }
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows.dedup_by(|a, b| a.0 == b.0);
+    writeln!(out, "/// Every catalog SKU (and alias), sorted by lower-case name. Source: policies/catalog/skus.yaml.").unwrap();
+    writeln!(out, "pub static SKUS: &[(&str, SkuFacts)] = &[").unwrap();
+    for (key, row) in &rows {
+        writeln!(out, "    ({key:?}, {row}),").unwrap();
+    }
+    writeln!(out, "];").unwrap();
+
+    // CUDA support per compute capability.
+    writeln!(out, "/// CUDA support per compute capability. Source: policies/catalog/cuda.yaml `compute_capabilities`.").unwrap();
+    writeln!(out, "pub static ARCHITECTURES: &[ArchFacts] = &[").unwrap();
+    for group in ["compute_capabilities", "other_compute_capabilities"] {
+        for c in seq(&cuda[group]) {
+            let cc = text(&c["compute_capability"]).unwrap_or_default();
+            // Values such as "9.0 (CMake list)" keep only their leading version.
+            let lead = |v: &Value| text(v).map(|t| t.split_whitespace().next().unwrap_or("").to_string());
+            writeln!(
+                out,
+                "    ArchFacts {{ compute_capability: {cc:?}, architecture: {arch:?}, first_cuda: {first:?}, last_cuda: {last:?}, removed_in_cuda: {removed:?}, sources: &{sources:?} }},",
+                arch = text(&c["architecture"]).unwrap_or_default(),
+                first = lead(&c["first_cuda"]),
+                last = lead(&c["last_cuda"]),
+                removed = lead(&c["removed_in_cuda"]),
+                sources = strings(&c["sources"]),
+            )
+            .unwrap();
+        }
+    }
+    writeln!(out, "];").unwrap();
+
+    // Regions.
+    let mut regs: Vec<(String, String)> = Vec::new();
+    for (group, known) in [("regions", true), ("other_region_names", false)] {
+        for r in seq(&regions[group]) {
+            let name = text(&r["programmatic_name"]).expect("region without name");
+            regs.push((
+                name.clone(),
+                format!(
+                    "RegionFacts {{ name: {name:?}, display_name: {display:?}, geography: {geo:?}, country: {country:?}, eu: {eu:?}, eea: {eea:?}, restricted: {restricted:?}, listed: {known:?}, sources: &{sources:?} }}",
+                    display = text(&r["display_name"]).unwrap_or_default(),
+                    geo = text(&r["geography"]).unwrap_or_default(),
+                    country = text(&r["country"]).unwrap_or_default(),
+                    eu = r["eu_member_state"].as_bool().unwrap_or(false),
+                    eea = r["eea"].as_bool().unwrap_or(false),
+                    restricted = r["restricted_access"].as_bool().unwrap_or(false),
+                    sources = strings(&r["sources"]),
+                ),
+            ));
+        }
+    }
+    regs.sort_by(|a, b| a.0.cmp(&b.0));
+    regs.dedup_by(|a, b| a.0 == b.0);
+    writeln!(out, "/// Azure regions sorted by programmatic name. Source: policies/catalog/regions.yaml.").unwrap();
+    writeln!(out, "pub static REGIONS: &[RegionFacts] = &[").unwrap();
+    for (_, row) in &regs {
+        writeln!(out, "    {row},").unwrap();
+    }
+    writeln!(out, "];").unwrap();
+
+    // Sources: id -> url (or repo/path@commit).
+    let mut srcs: Vec<(String, String)> = Vec::new();
+    for doc in [&skus, &cuda, &regions] {
+        if let Value::Mapping(m) = &doc["sources"] {
+            for (k, v) in m {
+                let id = text(k).unwrap_or_default();
+                let place = text(&v["url"]).unwrap_or_else(|| {
+                    format!(
+                        "{}/{}@{}",
+                        text(&v["repo"]).unwrap_or_default(),
+                        text(&v["path"]).unwrap_or_default(),
+                        text(&v["commit"]).unwrap_or_default()
+                    )
+                });
+                srcs.push((id, place));
+            }
+        }
+    }
+    srcs.sort();
+    srcs.dedup_by(|a, b| a.0 == b.0);
+    writeln!(out, "/// Where each fact comes from: source id -> document.").unwrap();
+    writeln!(out, "pub static SOURCES: &[(&str, &str)] = &{srcs:?};").unwrap();
+
+    let dest = PathBuf::from(env("OUT_DIR")).join("catalog_data.rs");
+    std::fs::write(dest, out).expect("write catalog_data.rs");
+}
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} not set"))
+}
+
+fn load(path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn seq(v: &Value) -> Vec<Value> {
+    v.as_sequence().cloned().unwrap_or_default()
+}
+
+fn text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    seq(v).iter().filter_map(text).collect()
+}

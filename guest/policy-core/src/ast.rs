@@ -1,0 +1,335 @@
+//! A serialisable copy of the CEL abstract syntax tree.
+//!
+//! `cel-parser`'s parser is costly to initialise (its ANTLR tables are built on
+//! first use, ~0.8 ms in a fresh Wasm instance). `computeguard build` therefore
+//! parses every expression on the host, stores this tree in the pack, and the
+//! runtime rebuilds `cel-parser`'s tree from it without ever touching the parser.
+
+use cel_parser::ast::{
+    CallExpr, ComprehensionExpr, EntryExpr, Expr as CExpr, IdedEntryExpr, IdedExpr, ListExpr,
+    MapEntryExpr, MapExpr, SelectExpr, StructExpr, StructFieldExpr,
+};
+use cel_parser::reference::Val;
+use serde::{Deserialize, Serialize};
+
+/// A CEL expression node (mirror of `cel_parser::ast::Expr`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Expr {
+    Unspecified,
+    Call { func: String, target: Option<Box<Expr>>, args: Vec<Expr> },
+    Comprehension(Box<Comprehension>),
+    Ident(String),
+    List(Vec<Expr>),
+    Literal(Literal),
+    /// Entries: key, value, optional.
+    Map(Vec<(Expr, Expr, bool)>),
+    Select { operand: Box<Expr>, field: String, test: bool },
+    /// Type name and fields: name, value, optional.
+    Struct(String, Vec<(String, Expr, bool)>),
+}
+
+/// A comprehension produced by a macro (`all`, `exists`, `map`, `filter`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comprehension {
+    pub iter_range: Expr,
+    pub iter_var: String,
+    pub iter_var2: Option<String>,
+    pub accu_var: String,
+    pub accu_init: Expr,
+    pub loop_cond: Expr,
+    pub loop_step: Expr,
+    pub result: Expr,
+}
+
+/// A literal value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Literal {
+    String(String),
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Double(f64),
+    Bytes(Vec<u8>),
+    Null,
+}
+
+/// A CEL syntax error: 1-based line and column within the expression text.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct SyntaxError {
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+}
+
+/// Parses CEL source (host side only: this initialises the ANTLR parser).
+///
+/// `cel-parser` 0.10 panics on some incomplete inputs (e.g. a trailing operator);
+/// such a panic is caught and reported as a syntax error at the end of the text.
+pub fn parse(source: &str) -> Result<Expr, Vec<SyntaxError>> {
+    static HOOK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let parsed = {
+        let _guard = HOOK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let result = std::panic::catch_unwind(|| cel_parser::Parser::new().parse(source));
+        std::panic::set_hook(previous);
+        result
+    };
+    let end = || {
+        let line = source.lines().count().max(1);
+        let column = source.lines().last().map_or(0, |l| l.chars().count()) + 1;
+        (u32::try_from(line).unwrap_or(u32::MAX), u32::try_from(column).unwrap_or(u32::MAX))
+    };
+    match parsed {
+        Ok(Ok(e)) => Ok(from_cel(&e)),
+        Ok(Err(errs)) => Err(errs
+            .errors
+            .iter()
+            .map(|e| SyntaxError {
+                line: u32::try_from(e.pos.0).unwrap_or(1).max(1),
+                column: u32::try_from(e.pos.1).unwrap_or(0).saturating_add(1),
+                message: e.msg.clone(),
+            })
+            .collect()),
+        Err(_) => {
+            let (line, column) = end();
+            Err(vec![SyntaxError { line, column, message: "incomplete expression".into() }])
+        }
+    }
+}
+
+/// Converts `cel-parser`'s tree into the serialisable form.
+pub fn from_cel(e: &IdedExpr) -> Expr {
+    match &e.expr {
+        CExpr::Unspecified => Expr::Unspecified,
+        CExpr::Call(c) => Expr::Call {
+            func: c.func_name.clone(),
+            target: c.target.as_ref().map(|t| Box::new(from_cel(t))),
+            args: c.args.iter().map(from_cel).collect(),
+        },
+        CExpr::Comprehension(c) => Expr::Comprehension(Box::new(Comprehension {
+            iter_range: from_cel(&c.iter_range),
+            iter_var: c.iter_var.clone(),
+            iter_var2: c.iter_var2.clone(),
+            accu_var: c.accu_var.clone(),
+            accu_init: from_cel(&c.accu_init),
+            loop_cond: from_cel(&c.loop_cond),
+            loop_step: from_cel(&c.loop_step),
+            result: from_cel(&c.result),
+        })),
+        CExpr::Ident(s) => Expr::Ident(s.clone()),
+        CExpr::List(l) => Expr::List(l.elements.iter().map(from_cel).collect()),
+        CExpr::Literal(v) => Expr::Literal(match v {
+            Val::String(s) => Literal::String(s.clone()),
+            Val::Boolean(b) => Literal::Bool(*b),
+            Val::Int(i) => Literal::Int(*i),
+            Val::UInt(u) => Literal::UInt(*u),
+            Val::Double(d) => Literal::Double(*d),
+            Val::Bytes(b) => Literal::Bytes(b.clone()),
+            Val::Null => Literal::Null,
+        }),
+        CExpr::Map(m) => Expr::Map(
+            m.entries
+                .iter()
+                .filter_map(|en| match &en.expr {
+                    EntryExpr::MapEntry(me) => Some((from_cel(&me.key), from_cel(&me.value), me.optional)),
+                    EntryExpr::StructField(_) => None,
+                })
+                .collect(),
+        ),
+        CExpr::Select(s) => Expr::Select {
+            operand: Box::new(from_cel(&s.operand)),
+            field: s.field.clone(),
+            test: s.test,
+        },
+        CExpr::Struct(s) => Expr::Struct(
+            s.type_name.clone(),
+            s.entries
+                .iter()
+                .filter_map(|en| match &en.expr {
+                    EntryExpr::StructField(f) => Some((f.field.clone(), from_cel(&f.value), f.optional)),
+                    EntryExpr::MapEntry(_) => None,
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// Rebuilds `cel-parser`'s tree (runtime side; no parser involved). Node ids are
+/// renumbered; the interpreter does not depend on them.
+pub fn to_cel(e: &Expr) -> IdedExpr {
+    let mut next = 0;
+    build(e, &mut next)
+}
+
+fn build(e: &Expr, next: &mut u64) -> IdedExpr {
+    *next += 1;
+    let id = *next;
+    let expr = match e {
+        Expr::Unspecified => CExpr::Unspecified,
+        Expr::Call { func, target, args } => CExpr::Call(CallExpr {
+            func_name: func.clone(),
+            target: target.as_ref().map(|t| Box::new(build(t, next))),
+            args: args.iter().map(|a| build(a, next)).collect(),
+        }),
+        Expr::Comprehension(c) => CExpr::Comprehension(ComprehensionExpr {
+            iter_range: Box::new(build(&c.iter_range, next)),
+            iter_var: c.iter_var.clone(),
+            iter_var2: c.iter_var2.clone(),
+            accu_var: c.accu_var.clone(),
+            accu_init: Box::new(build(&c.accu_init, next)),
+            loop_cond: Box::new(build(&c.loop_cond, next)),
+            loop_step: Box::new(build(&c.loop_step, next)),
+            result: Box::new(build(&c.result, next)),
+        }),
+        Expr::Ident(s) => CExpr::Ident(s.clone()),
+        Expr::List(l) => CExpr::List(ListExpr { elements: l.iter().map(|x| build(x, next)).collect() }),
+        Expr::Literal(l) => CExpr::Literal(match l {
+            Literal::String(s) => Val::String(s.clone()),
+            Literal::Bool(b) => Val::Boolean(*b),
+            Literal::Int(i) => Val::Int(*i),
+            Literal::UInt(u) => Val::UInt(*u),
+            Literal::Double(d) => Val::Double(*d),
+            Literal::Bytes(b) => Val::Bytes(b.clone()),
+            Literal::Null => Val::Null,
+        }),
+        Expr::Map(entries) => CExpr::Map(MapExpr {
+            entries: entries
+                .iter()
+                .map(|(k, v, optional)| {
+                    *next += 1;
+                    IdedEntryExpr {
+                        id: *next,
+                        expr: EntryExpr::MapEntry(MapEntryExpr {
+                            key: build(k, next),
+                            value: build(v, next),
+                            optional: *optional,
+                        }),
+                    }
+                })
+                .collect(),
+        }),
+        Expr::Select { operand, field, test } => CExpr::Select(SelectExpr {
+            operand: Box::new(build(operand, next)),
+            field: field.clone(),
+            test: *test,
+        }),
+        Expr::Struct(name, fields) => CExpr::Struct(StructExpr {
+            type_name: name.clone(),
+            entries: fields
+                .iter()
+                .map(|(f, v, optional)| {
+                    *next += 1;
+                    IdedEntryExpr {
+                        id: *next,
+                        expr: EntryExpr::StructField(StructFieldExpr {
+                            field: f.clone(),
+                            value: build(v, next),
+                            optional: *optional,
+                        }),
+                    }
+                })
+                .collect(),
+        }),
+    };
+    IdedExpr { id, expr }
+}
+
+/// Every identifier, selected field path and called function in an expression, for
+/// build-time checks ("unknown field of the compute model", "unknown function").
+#[derive(Debug, Default)]
+pub struct References {
+    /// Dotted paths rooted at an identifier, e.g. `resource.sku`.
+    pub paths: Vec<String>,
+    pub functions: Vec<String>,
+    /// Variables bound by comprehensions (not free).
+    pub bound: Vec<String>,
+}
+
+/// Collects [`References`].
+pub fn references(e: &Expr) -> References {
+    let mut r = References::default();
+    walk(e, &mut r);
+    r
+}
+
+fn dotted(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Ident(s) => Some(s.clone()),
+        Expr::Select { operand, field, .. } => dotted(operand).map(|p| format!("{p}.{field}")),
+        _ => None,
+    }
+}
+
+fn walk(e: &Expr, r: &mut References) {
+    match e {
+        Expr::Ident(_) | Expr::Select { .. } if dotted(e).is_some() => {
+            if let Some(p) = dotted(e) {
+                r.paths.push(p);
+            }
+        }
+        Expr::Select { operand, .. } => walk(operand, r),
+        Expr::Call { func, target, args } => {
+            r.functions.push(func.clone());
+            if let Some(t) = target {
+                walk(t, r);
+            }
+            args.iter().for_each(|a| walk(a, r));
+        }
+        Expr::Comprehension(c) => {
+            r.bound.push(c.iter_var.clone());
+            r.bound.extend(c.iter_var2.clone());
+            r.bound.push(c.accu_var.clone());
+            for x in [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result] {
+                walk(x, r);
+            }
+        }
+        Expr::List(l) => l.iter().for_each(|x| walk(x, r)),
+        Expr::Map(m) => m.iter().for_each(|(k, v, _)| {
+            walk(k, r);
+            walk(v, r);
+        }),
+        Expr::Struct(_, f) => f.iter().for_each(|(_, v, _)| walk(v, r)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_keeps_the_tree() {
+        for src in [
+            "resource.minNodes > 0 && !(has(resource.labels.x))",
+            "resource.images.all(i, cudaOf(i) == null || versionAtLeast(cudaOf(i), '11.0'))",
+            "{'a': [1, 2u, 3.5, b'x', null]}['a'].size() == 5",
+            "resource.name + ' on ' + string(resource.sku)",
+        ] {
+            let parsed = cel_parser::Parser::new().parse(src).expect("parses");
+            let ours = from_cel(&parsed);
+            let back = to_cel(&ours);
+            assert_eq!(from_cel(&back), ours, "{src}");
+        }
+    }
+
+    #[test]
+    fn syntax_errors_carry_line_and_column() {
+        let errs = parse("resource.minNodes >").expect_err("incomplete");
+        assert_eq!((errs[0].line, errs[0].column), (1, 20), "{errs:?}");
+        let errs = parse("resource.sku ==\n  'a' 'b'").expect_err("junk");
+        assert_eq!(errs[0].line, 2, "{errs:?}");
+        assert!(parse("resource.minNodes > 0").is_ok());
+    }
+
+    #[test]
+    fn references_list_paths_and_functions() {
+        let e = parse("sku(resource.sku).infiniband && resource.images.exists(i, i != '')").expect("ok");
+        let r = references(&e);
+        assert!(r.paths.contains(&"resource.sku".to_string()));
+        assert!(r.paths.contains(&"resource.images".to_string()));
+        assert!(r.functions.contains(&"sku".to_string()));
+        assert!(r.bound.contains(&"i".to_string()));
+    }
+}

@@ -1,0 +1,23 @@
+//! The policy side of computeguard, as plain Rust.
+//!
+//! This crate is compiled twice: into the CEL policy runtime component
+//! (`wasm32-wasip2`, see `guest/runtime`) and natively into the host, which uses
+//! it to check rule packs at build time and as the native baseline in benchmarks.
+//! It has no I/O and no clock: everything it knows comes from its arguments and
+//! from the catalog compiled in from `policies/catalog/`.
+//!
+//! Core concepts:
+//! - [`model`]: turns one raw document (JSON) into compute-model [`model::Resource`]s.
+//! - [`catalog`]: SKU, GPU architecture / CUDA and region facts, each with its source.
+//! - [`cuda`] and [`version`]: CUDA inference from image references and version maths.
+//! - [`pack`]: a rule pack, pre-parsed (CEL ASTs), in the binary form a component carries.
+//! - [`eval`]: runs a pack's rules over one document.
+
+pub mod ast;
+pub mod catalog;
+pub mod cuda;
+pub mod eval;
+pub mod model;
+pub mod pack;
+pub mod region;
+pub mod version;

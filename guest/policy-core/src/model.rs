@@ -1,0 +1,715 @@
+//! The compute model: one normalised view of "where does this GPU work run" for
+//! every input format. [`normalize`] turns a raw document into zero or more
+//! [`Resource`]s; each remembers where its fields came from (JSON pointers into
+//! the document) so hosts can point findings at the right line.
+
+use crate::{catalog, cuda, region};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Annotation/label/tag that states workload intent explicitly.
+pub const WORKLOAD_LABEL: &str = "computeguard.io/workload";
+/// Annotation/label/tag that declares the CUDA version explicitly.
+pub const CUDA_LABEL: &str = "computeguard.io/cuda";
+/// Annotation/label/tag that marks a resource as needing an isolated SKU (`required`).
+pub const ISOLATION_LABEL: &str = "computeguard.io/isolation";
+/// Label/tag that says the pool runs the NVIDIA GPU Operator with the cluster autoscaler
+/// (`true`), the documented exception to `min-nodes-zero` (keep min 1).
+pub const GPU_OPERATOR_LABEL: &str = "computeguard.io/gpu-operator";
+
+/// What a document declares about compute. Missing facts are `None` (`null` in CEL).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    /// Compute-model kind: `aml-compute-cluster`, `aml-compute-instance`,
+    /// `aml-online-deployment`, `aml-batch-deployment`, `aml-job`, `k8s-workload`,
+    /// `kaito-workspace`.
+    pub kind: String,
+    /// The document's own kind (`Deployment`, `amlcompute`, `command`, ...).
+    pub source_kind: String,
+    pub name: String,
+    pub namespace: Option<String>,
+    /// VM size in its canonical catalog spelling when known, else as written.
+    pub sku: Option<String>,
+    /// Region as a programmatic name (`eastus2`), normalised from display names.
+    pub region: Option<String>,
+    pub min_nodes: Option<i64>,
+    pub max_nodes: Option<i64>,
+    pub autoscale: Option<bool>,
+    /// `dedicated`, `spot` or `low-priority`.
+    pub priority: Option<String>,
+    /// `training`, `inference`, `batch`, `interactive` or `unknown`.
+    pub workload: String,
+    /// Nodes / instances / replicas the workload asks for.
+    pub instance_count: Option<i64>,
+    /// Distributed over more than one node (instance count > 1 or several replicas).
+    pub distributed: bool,
+    /// Container images and environment references.
+    pub images: Vec<String>,
+    /// GPUs requested per pod/instance (`nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-*`).
+    pub gpu_requests: f64,
+    /// RDMA devices requested (`rdma/*`, `mellanox.com/*`).
+    pub rdma_requests: f64,
+    /// Labels, tags and annotations merged.
+    pub labels: BTreeMap<String, String>,
+    pub os_type: Option<String>,
+    pub kubernetes_version: Option<String>,
+    pub gpu_instance_profile: Option<String>,
+    pub tolerations: Vec<Value>,
+    /// nodeSelector entries plus single-valued required node-affinity terms.
+    pub node_selection: BTreeMap<String, String>,
+    /// CUDA version the workload needs: declared label, else environment, else inferred from an image.
+    pub cuda: Option<String>,
+    /// Where `cuda` came from, for messages (`image nvidia/cuda:12.4.1-...`, `label computeguard.io/cuda`).
+    pub cuda_source: Option<String>,
+    /// Needs an isolated SKU (`computeguard.io/isolation: required`).
+    pub isolation_required: bool,
+    /// Runs the NVIDIA GPU Operator with the cluster autoscaler (see [`GPU_OPERATOR_LABEL`]).
+    pub gpu_operator: bool,
+    /// JSON pointer of the resource within the document.
+    #[serde(skip)]
+    pub pointer: String,
+    /// Model field -> JSON pointer of the field it was read from.
+    #[serde(skip)]
+    pub fields: BTreeMap<String, String>,
+}
+
+/// Which input format a document is in, as far as the caller knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Kubernetes,
+    AdmissionReview,
+    AzureMl,
+    Unknown,
+}
+
+/// Normalises one document. Documents the model does not understand give no resources.
+pub fn normalize(doc: &Value, source: Source) -> Vec<Resource> {
+    let Some(obj) = doc.as_object() else {
+        return Vec::new();
+    };
+    if obj.get("kind").and_then(Value::as_str) == Some("AdmissionReview")
+        || source == Source::AdmissionReview
+    {
+        return match doc.pointer("/request/object") {
+            Some(inner) => normalize_kubernetes(inner, "/request/object"),
+            None => Vec::new(),
+        };
+    }
+    if obj.contains_key("apiVersion") && obj.contains_key("kind") {
+        return normalize_kubernetes(doc, "");
+    }
+    if source == Source::Kubernetes {
+        return Vec::new();
+    }
+    normalize_azure_ml(doc).into_iter().collect()
+}
+
+/// JSON pointer escaping (RFC 6901).
+pub fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+fn join(base: &str, token: &str) -> String {
+    format!("{base}/{}", escape(token))
+}
+
+fn str_at<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
+    v.pointer(ptr).and_then(Value::as_str)
+}
+
+fn int_of(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn num_of(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Sets `sku` (canonical spelling when the catalog knows it) and remembers where it came from.
+fn set_sku(r: &mut Resource, raw: &str, ptr: String) {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return;
+    }
+    r.sku = Some(catalog::sku(raw).map_or_else(|| raw.to_string(), |f| f.name.to_string()));
+    r.fields.insert("sku".into(), ptr);
+}
+
+fn set_region(r: &mut Resource, raw: &str, ptr: String) {
+    if raw.trim().is_empty() {
+        return;
+    }
+    r.region = Some(region::normalize(raw));
+    r.fields.insert("region".into(), ptr);
+}
+
+fn merge_labels(r: &mut Resource, map: Option<&Value>, ptr: &str) {
+    if let Some(Value::Object(m)) = map {
+        for (k, v) in m {
+            if let Some(t) = scalar_text(v) {
+                r.fields
+                    .entry(format!("labels.{k}"))
+                    .or_insert_with(|| join(ptr, k));
+                r.labels.insert(k.clone(), t);
+            }
+        }
+    }
+}
+
+/// Workload intent: explicit label first, else what the kind implies.
+fn resolve_intent(r: &mut Resource, implied: &str) {
+    let explicit = r
+        .labels
+        .get(WORKLOAD_LABEL)
+        .map(|s| s.trim().to_ascii_lowercase())
+        .filter(|s| ["training", "inference", "batch", "interactive"].contains(&s.as_str()));
+    r.workload = explicit.unwrap_or_else(|| implied.to_string());
+    if let Some(iso) = r.labels.get(ISOLATION_LABEL) {
+        r.isolation_required = iso.trim().eq_ignore_ascii_case("required");
+    }
+    if let Some(op) = r.labels.get(GPU_OPERATOR_LABEL) {
+        r.gpu_operator = op.trim().eq_ignore_ascii_case("true");
+    }
+}
+
+/// CUDA: a declared label wins; then environment variables; then the newest version
+/// inferred from an image.
+fn resolve_cuda(r: &mut Resource, env: &[(String, String, String)], images: &[(String, String)]) {
+    if let Some(declared) = r.labels.get(CUDA_LABEL).cloned() {
+        if let Some(ptr) = r.fields.get(&format!("labels.{CUDA_LABEL}")).cloned() {
+            r.fields.insert("cuda".into(), ptr);
+        }
+        r.cuda = Some(declared.trim().to_string());
+        r.cuda_source = Some(format!("label {CUDA_LABEL}"));
+        return;
+    }
+    for (name, value, ptr) in env {
+        if let Some(v) = cuda::cuda_of_env(name, value) {
+            r.cuda = Some(v);
+            r.cuda_source = Some(format!("environment variable {name}"));
+            r.fields.insert("cuda".into(), ptr.clone());
+            return;
+        }
+    }
+    let mut best: Option<(crate::version::Version, String, &str, &str)> = None;
+    for (image, ptr) in images {
+        if let Some(v) = cuda::cuda_of_image(image) {
+            if let Some(parsed) = crate::version::Version::parse(&v) {
+                if best.as_ref().is_none_or(|(b, ..)| parsed > *b) {
+                    best = Some((parsed, v, image, ptr));
+                }
+            }
+        }
+    }
+    if let Some((_, v, image, ptr)) = best {
+        r.cuda = Some(v);
+        r.cuda_source = Some(format!("image {image}"));
+        r.fields.insert("cuda".into(), ptr.to_string());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Kubernetes
+
+/// Where the pod specs of a Kubernetes kind live, with the replica count pointer.
+fn pod_specs(doc: &Value, kind: &str, base: &str) -> Vec<(String, Option<String>)> {
+    let one = |spec: &str, replicas: Option<&str>| {
+        vec![(format!("{base}{spec}"), replicas.map(|r| format!("{base}{r}")))]
+    };
+    match kind {
+        "Pod" => one("/spec", None),
+        "Deployment" | "StatefulSet" | "ReplicaSet" => {
+            one("/spec/template/spec", Some("/spec/replicas"))
+        }
+        "DaemonSet" => one("/spec/template/spec", None),
+        "Job" => one("/spec/template/spec", Some("/spec/parallelism")),
+        "CronJob" => one("/spec/jobTemplate/spec/template/spec", None),
+        "PyTorchJob" | "TFJob" | "MPIJob" | "XGBoostJob" | "PaddleJob" => {
+            let field = match kind {
+                "PyTorchJob" => "pytorchReplicaSpecs",
+                "TFJob" => "tfReplicaSpecs",
+                "MPIJob" => "mpiReplicaSpecs",
+                "XGBoostJob" => "xgbReplicaSpecs",
+                _ => "paddleReplicaSpecs",
+            };
+            let roles = format!("{base}/spec/{field}");
+            match doc.pointer(&roles) {
+                Some(Value::Object(m)) => m
+                    .keys()
+                    .map(|role| {
+                        let r = join(&roles, role);
+                        (format!("{r}/template/spec"), Some(format!("{r}/replicas")))
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            }
+        }
+        "InferenceService" => one("/spec/predictor", Some("/spec/predictor/minReplicas")),
+        _ => Vec::new(),
+    }
+}
+
+fn normalize_kubernetes(doc: &Value, base: &str) -> Vec<Resource> {
+    let kind = str_at(doc, "/kind").unwrap_or_default();
+    let api = str_at(doc, "/apiVersion").unwrap_or_default();
+    let mut r = Resource {
+        source_kind: kind.to_string(),
+        name: str_at(doc, "/metadata/name")
+            .or_else(|| str_at(doc, "/metadata/generateName"))
+            .unwrap_or("<unnamed>")
+            .to_string(),
+        namespace: str_at(doc, "/metadata/namespace").map(str::to_string),
+        pointer: base.to_string(),
+        ..Resource::default()
+    };
+    merge_labels(&mut r, doc.pointer("/metadata/labels"), &format!("{base}/metadata/labels"));
+    merge_labels(
+        &mut r,
+        doc.pointer("/metadata/annotations"),
+        &format!("{base}/metadata/annotations"),
+    );
+
+    if api.starts_with("kaito.sh/") && kind == "Workspace" {
+        r.kind = "kaito-workspace".into();
+        if let Some(sku) = str_at(doc, "/resource/instanceType") {
+            set_sku(&mut r, sku, format!("{base}/resource/instanceType"));
+        }
+        if let Some(count) = doc.pointer("/resource/count").and_then(int_of) {
+            r.instance_count = Some(count);
+            r.distributed = count > 1;
+            r.fields.insert("instanceCount".into(), format!("{base}/resource/count"));
+        }
+        let implied = if doc.get("tuning").is_some() {
+            "training"
+        } else if doc.get("inference").is_some() {
+            "inference"
+        } else {
+            "unknown"
+        };
+        resolve_intent(&mut r, implied);
+        resolve_cuda(&mut r, &[], &[]);
+        return vec![r];
+    }
+
+    let specs = pod_specs(doc, kind, "");
+    if specs.is_empty() {
+        return Vec::new();
+    }
+    r.kind = "k8s-workload".into();
+    let mut env = Vec::new();
+    let mut images = Vec::new();
+    let mut total_replicas: i64 = 0;
+    for (spec_ptr, replicas_ptr) in &specs {
+        let replicas = replicas_ptr
+            .as_deref()
+            .and_then(|p| doc.pointer(p))
+            .and_then(int_of)
+            .unwrap_or(1);
+        total_replicas += replicas;
+        let Some(spec) = doc.pointer(spec_ptr) else {
+            continue;
+        };
+        // Template labels count as the workload's labels too.
+        if let Some(tpl) = spec_ptr.strip_suffix("/spec") {
+            merge_labels(&mut r, doc.pointer(&format!("{tpl}/metadata/labels")), &format!("{base}{tpl}/metadata/labels"));
+            merge_labels(&mut r, doc.pointer(&format!("{tpl}/metadata/annotations")), &format!("{base}{tpl}/metadata/annotations"));
+        }
+        read_pod_spec(&mut r, spec, &format!("{base}{spec_ptr}"), &mut env, &mut images);
+    }
+    r.instance_count = Some(total_replicas);
+    r.distributed = specs.len() > 1 && total_replicas > 1;
+    let implied = match kind {
+        "InferenceService" => "inference",
+        "PyTorchJob" | "TFJob" | "MPIJob" | "XGBoostJob" | "PaddleJob" => "training",
+        _ => "unknown",
+    };
+    resolve_intent(&mut r, implied);
+    resolve_cuda(&mut r, &env, &images);
+    vec![r]
+}
+
+const INSTANCE_TYPE_LABELS: [&str; 3] = [
+    "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type",
+    "kubernetes.azure.com/vm-size",
+];
+
+fn read_pod_spec(
+    r: &mut Resource,
+    spec: &Value,
+    ptr: &str,
+    env: &mut Vec<(String, String, String)>,
+    images: &mut Vec<(String, String)>,
+) {
+    if let Some(Value::Object(sel)) = spec.get("nodeSelector") {
+        for (k, v) in sel {
+            if let Some(t) = scalar_text(v) {
+                r.node_selection.insert(k.clone(), t);
+                r.fields
+                    .entry(format!("nodeSelection.{k}"))
+                    .or_insert_with(|| join(&format!("{ptr}/nodeSelector"), k));
+            }
+        }
+    }
+    let terms_ptr = "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms";
+    if let Some(Value::Array(terms)) = spec.pointer(terms_ptr) {
+        for (ti, term) in terms.iter().enumerate() {
+            if let Some(Value::Array(exprs)) = term.get("matchExpressions") {
+                for (ei, e) in exprs.iter().enumerate() {
+                    let key = e.get("key").and_then(Value::as_str);
+                    let op = e.get("operator").and_then(Value::as_str);
+                    let first = e.pointer("/values/0").and_then(scalar_text);
+                    if let (Some(key), Some("In"), Some(value)) = (key, op, first) {
+                        r.node_selection.entry(key.to_string()).or_insert(value);
+                        r.fields.entry(format!("nodeSelection.{key}")).or_insert_with(|| {
+                            format!("{ptr}{terms_ptr}/{ti}/matchExpressions/{ei}/values/0")
+                        });
+                    }
+                }
+            }
+        }
+    }
+    if r.sku.is_none() {
+        for label in INSTANCE_TYPE_LABELS {
+            if let Some(v) = r.node_selection.get(label).cloned() {
+                let p = r.fields.get(&format!("nodeSelection.{label}")).cloned().unwrap_or_default();
+                set_sku(r, &v, p);
+                break;
+            }
+        }
+    }
+    if r.region.is_none() {
+        if let Some(v) = r.node_selection.get("topology.kubernetes.io/region").cloned() {
+            let p = r
+                .fields
+                .get("nodeSelection.topology.kubernetes.io/region")
+                .cloned()
+                .unwrap_or_default();
+            set_region(r, &v, p);
+        }
+    }
+    if r.os_type.is_none() {
+        r.os_type = r.node_selection.get("kubernetes.io/os").cloned();
+    }
+    if let Some(Value::Array(tols)) = spec.get("tolerations") {
+        if r.tolerations.is_empty() {
+            r.fields.insert("tolerations".into(), format!("{ptr}/tolerations"));
+        }
+        r.tolerations.extend(tols.iter().cloned());
+    }
+    let mut pod_gpus = 0.0;
+    let mut pod_rdma = 0.0;
+    for list in ["initContainers", "containers"] {
+        let Some(Value::Array(containers)) = spec.get(list) else {
+            continue;
+        };
+        for (ci, c) in containers.iter().enumerate() {
+            let cptr = format!("{ptr}/{list}/{ci}");
+            if let Some(image) = c.get("image").and_then(Value::as_str) {
+                images.push((image.to_string(), format!("{cptr}/image")));
+                r.images.push(image.to_string());
+                r.fields.entry("images".into()).or_insert_with(|| format!("{cptr}/image"));
+            }
+            if let Some(Value::Array(vars)) = c.get("env") {
+                for (vi, var) in vars.iter().enumerate() {
+                    if let (Some(n), Some(v)) = (
+                        var.get("name").and_then(Value::as_str),
+                        var.get("value").and_then(Value::as_str),
+                    ) {
+                        env.push((n.to_string(), v.to_string(), format!("{cptr}/env/{vi}/value")));
+                    }
+                }
+            }
+            let (g, d) = device_requests(r, c.get("resources"), &format!("{cptr}/resources"));
+            // Init containers run before the others: a pod needs the larger of the two.
+            if list == "initContainers" {
+                pod_gpus = f64::max(pod_gpus, g);
+                pod_rdma = f64::max(pod_rdma, d);
+            } else {
+                pod_gpus += g;
+                pod_rdma += d;
+            }
+        }
+    }
+    r.gpu_requests = r.gpu_requests.max(pod_gpus);
+    r.rdma_requests = r.rdma_requests.max(pod_rdma);
+}
+
+/// GPU and RDMA device counts of one container's `resources` (limits win over requests).
+fn device_requests(r: &mut Resource, res: Option<&Value>, ptr: &str) -> (f64, f64) {
+    let mut gpus = 0.0;
+    let mut rdma = 0.0;
+    for section in ["limits", "requests"] {
+        let Some(Value::Object(m)) = res.and_then(|v| v.get(section)) else {
+            continue;
+        };
+        let (mut g, mut d) = (0.0, 0.0);
+        for (k, v) in m {
+            let n = num_of(v).unwrap_or(0.0);
+            let p = join(&format!("{ptr}/{section}"), k);
+            if k == "nvidia.com/gpu" || k == "amd.com/gpu" || k.starts_with("nvidia.com/mig-") {
+                g += n;
+                r.fields.entry("gpuRequests".into()).or_insert(p.clone());
+                if let Some(profile) = k.strip_prefix("nvidia.com/mig-") {
+                    r.gpu_instance_profile.get_or_insert_with(|| profile.to_string());
+                }
+            } else if k.starts_with("rdma/") || k.starts_with("mellanox.com/") {
+                d += n;
+                r.fields.entry("rdmaRequests".into()).or_insert(p);
+            }
+        }
+        if g > 0.0 || d > 0.0 {
+            gpus = g;
+            rdma = d;
+            break;
+        }
+    }
+    (gpus, rdma)
+}
+
+// ---------------------------------------------------------------------------
+// Azure ML CLI v2 YAML
+
+fn normalize_azure_ml(doc: &Value) -> Option<Resource> {
+    let schema = str_at(doc, "/$schema").unwrap_or_default().to_ascii_lowercase();
+    let ty = str_at(doc, "/type").unwrap_or_default().to_ascii_lowercase();
+    let has = |k: &str| doc.get(k).is_some();
+    let (kind, implied) = if ty == "amlcompute" || schema.contains("amlcompute.schema") {
+        ("aml-compute-cluster", "unknown")
+    } else if ty == "computeinstance" || schema.contains("computeinstance.schema") {
+        ("aml-compute-instance", "interactive")
+    } else if schema.contains("onlinedeployment.schema")
+        || (has("endpoint_name") && has("instance_type"))
+    {
+        ("aml-online-deployment", "inference")
+    } else if schema.contains("batchdeployment.schema")
+        || (has("endpoint_name") && (has("compute") || has("mini_batch_size")))
+    {
+        ("aml-batch-deployment", "batch")
+    } else if schema.contains("component.schema") {
+        // Components declare code and environment but not where they run.
+        return None;
+    } else if ["command", "sweep", "pipeline"].contains(&ty.as_str())
+        || schema.contains("job.schema")
+    {
+        ("aml-job", "training")
+    } else {
+        return None;
+    };
+    let mut r = Resource {
+        kind: kind.into(),
+        source_kind: if ty.is_empty() { kind.to_string() } else { ty.clone() },
+        name: str_at(doc, "/name")
+            .or_else(|| str_at(doc, "/display_name"))
+            .unwrap_or("<unnamed>")
+            .to_string(),
+        ..Resource::default()
+    };
+    merge_labels(&mut r, doc.get("tags"), "/tags");
+    match kind {
+        "aml-compute-cluster" | "aml-compute-instance" => {
+            if let Some(size) = str_at(doc, "/size") {
+                set_sku(&mut r, size, "/size".into());
+            }
+            if let Some(min) = doc.get("min_instances").and_then(int_of) {
+                r.min_nodes = Some(min);
+                r.fields.insert("minNodes".into(), "/min_instances".into());
+            }
+            if let Some(max) = doc.get("max_instances").and_then(int_of) {
+                r.max_nodes = Some(max);
+                r.fields.insert("maxNodes".into(), "/max_instances".into());
+            }
+            if kind == "aml-compute-cluster" {
+                // The CLI's defaults: min_instances 0, max_instances 1.
+                let (min, max) = (r.min_nodes.unwrap_or(0), r.max_nodes.unwrap_or(1));
+                r.autoscale = Some(max > min);
+                r.instance_count = Some(max);
+            }
+            if let Some(tier) = str_at(doc, "/tier") {
+                r.priority = Some(match tier.to_ascii_lowercase().replace('_', "-").as_str() {
+                    "low-priority" | "lowpriority" => "low-priority".into(),
+                    "spot" => "spot".into(),
+                    other => other.to_string(),
+                });
+                r.fields.insert("priority".into(), "/tier".into());
+            }
+        }
+        "aml-online-deployment" => {
+            if let Some(t) = str_at(doc, "/instance_type") {
+                // Kubernetes online deployments name a cluster instance type, not a VM size.
+                if ty != "kubernetes" || catalog::sku_well_formed(t) {
+                    set_sku(&mut r, t, "/instance_type".into());
+                }
+            }
+            if let Some(n) = doc.get("instance_count").and_then(int_of) {
+                r.instance_count = Some(n);
+                r.fields.insert("instanceCount".into(), "/instance_count".into());
+            }
+            if let Some(Value::Object(scale)) = doc.get("scale_settings") {
+                if let Some(min) = scale.get("min_instances").and_then(int_of) {
+                    r.min_nodes = Some(min);
+                    r.fields.insert("minNodes".into(), "/scale_settings/min_instances".into());
+                }
+                if let Some(max) = scale.get("max_instances").and_then(int_of) {
+                    r.max_nodes = Some(max);
+                }
+                r.autoscale = scale
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .map(|t| t.eq_ignore_ascii_case("target_utilization"));
+            }
+            let (g, d) = device_requests(&mut r, doc.get("resources"), "/resources");
+            r.gpu_requests = g;
+            r.rdma_requests = d;
+        }
+        _ => {
+            // Jobs and batch deployments: `resources.instance_type` / `instance_count`.
+            if let Some(t) = str_at(doc, "/resources/instance_type") {
+                if catalog::sku_well_formed(t) {
+                    set_sku(&mut r, t, "/resources/instance_type".into());
+                }
+            }
+            if let Some(n) = doc.pointer("/resources/instance_count").and_then(int_of) {
+                r.instance_count = Some(n);
+                r.distributed = n > 1;
+                r.fields.insert("instanceCount".into(), "/resources/instance_count".into());
+            }
+            if let Some(tier) = str_at(doc, "/queue_settings/job_tier") {
+                if tier.eq_ignore_ascii_case("spot") {
+                    r.priority = Some("spot".into());
+                    r.fields.insert("priority".into(), "/queue_settings/job_tier".into());
+                }
+            }
+        }
+    }
+    if let Some(loc) = str_at(doc, "/location") {
+        set_region(&mut r, loc, "/location".into());
+    }
+    // Environments: an inline image, or a reference whose name carries the CUDA version.
+    let mut images = Vec::new();
+    match doc.get("environment") {
+        Some(Value::String(s)) if !s.starts_with("file:") => {
+            images.push((s.clone(), "/environment".to_string()))
+        }
+        Some(Value::Object(env)) => {
+            if let Some(i) = env.get("image").and_then(Value::as_str) {
+                images.push((i.to_string(), "/environment/image".to_string()));
+            }
+        }
+        _ => {}
+    }
+    for (image, ptr) in &images {
+        r.images.push(image.clone());
+        r.fields.entry("images".into()).or_insert_with(|| ptr.clone());
+    }
+    let mut env = Vec::new();
+    if let Some(Value::Object(vars)) = doc.get("environment_variables") {
+        for (k, v) in vars {
+            if let Some(t) = scalar_text(v) {
+                env.push((k.clone(), t, join("/environment_variables", k)));
+            }
+        }
+    }
+    resolve_intent(&mut r, implied);
+    resolve_cuda(&mut r, &env, &images);
+    Some(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn aml_cluster_reads_size_nodes_and_location() {
+        let doc = json!({"$schema": "https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json",
+            "name": "gpu", "type": "amlcompute", "size": "standard_nc6s_v3", "min_instances": 2,
+            "max_instances": 4, "location": "West Europe"});
+        let r = normalize(&doc, Source::Unknown).remove(0);
+        assert_eq!(r.kind, "aml-compute-cluster");
+        assert_eq!(r.sku.as_deref(), Some("Standard_NC6s_v3"));
+        assert_eq!(r.region.as_deref(), Some("westeurope"));
+        assert_eq!((r.min_nodes, r.max_nodes, r.autoscale), (Some(2), Some(4), Some(true)));
+        assert_eq!(r.fields["minNodes"], "/min_instances");
+    }
+
+    #[test]
+    fn deployment_reads_sku_gpus_and_cuda_from_the_pod_template() {
+        let doc = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "triton", "namespace": "serving",
+                         "labels": {"computeguard.io/workload": "inference"}},
+            "spec": {"replicas": 2, "template": {"spec": {
+                "nodeSelector": {"node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5"},
+                "containers": [{"name": "t", "image": "nvcr.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04",
+                    "resources": {"limits": {"nvidia.com/gpu": 8, "rdma/ib": "1"}}}]}}}});
+        let r = normalize(&doc, Source::Kubernetes).remove(0);
+        assert_eq!(r.workload, "inference");
+        assert_eq!(r.sku.as_deref(), Some("Standard_ND96isr_H100_v5"));
+        assert_eq!(r.gpu_requests, 8.0);
+        assert_eq!(r.rdma_requests, 1.0);
+        assert_eq!(r.cuda.as_deref(), Some("12.4.1"));
+        assert_eq!(r.instance_count, Some(2));
+        assert_eq!(
+            r.fields["sku"],
+            "/spec/template/spec/nodeSelector/node.kubernetes.io~1instance-type"
+        );
+        assert_eq!(r.fields["cuda"], "/spec/template/spec/containers/0/image");
+    }
+
+    #[test]
+    fn intent_is_unknown_without_label_or_implying_kind() {
+        let doc = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
+            "spec": {"template": {"spec": {"containers": [{"image": "nginx"}]}}}});
+        assert_eq!(normalize(&doc, Source::Unknown)[0].workload, "unknown");
+        let job = json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "x"},
+            "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {"containers": []}}},
+                                             "Worker": {"replicas": 3, "template": {"spec": {"containers": []}}}}}});
+        let r = normalize(&job, Source::Unknown).remove(0);
+        assert_eq!((r.workload.as_str(), r.instance_count, r.distributed), ("training", Some(4), true));
+    }
+
+    #[test]
+    fn admission_review_unwraps_the_object_and_prefixes_pointers() {
+        let doc = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "1", "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                "spec": {"nodeSelector": {"beta.kubernetes.io/instance-type": "Standard_NC6"}, "containers": []}}}});
+        let r = normalize(&doc, Source::Unknown).remove(0);
+        assert_eq!(r.pointer, "/request/object");
+        assert_eq!(r.fields["sku"], "/request/object/spec/nodeSelector/beta.kubernetes.io~1instance-type");
+    }
+
+    #[test]
+    fn unrelated_documents_give_no_resources() {
+        assert!(normalize(&json!({"apiVersion": "v1", "kind": "ConfigMap"}), Source::Unknown).is_empty());
+        assert!(normalize(&json!({"hello": "world"}), Source::Unknown).is_empty());
+        assert!(normalize(&json!([1, 2]), Source::Unknown).is_empty());
+    }
+
+    #[test]
+    fn kaito_workspace_reads_instance_type_and_intent() {
+        let doc = json!({"apiVersion": "kaito.sh/v1beta1", "kind": "Workspace", "metadata": {"name": "w"},
+            "resource": {"count": 2, "instanceType": "Standard_NC48ads_A100_v4"}, "inference": {}});
+        let r = normalize(&doc, Source::Unknown).remove(0);
+        assert_eq!((r.kind.as_str(), r.workload.as_str()), ("kaito-workspace", "inference"));
+        assert_eq!(r.fields["sku"], "/resource/instanceType");
+    }
+}

@@ -1,0 +1,106 @@
+//! A compiled rule pack: what `computeguard build` writes into a component and the
+//! runtime reads back. The YAML source format lives in the host compiler; this is
+//! the checked, pre-parsed form.
+
+use crate::ast::Expr;
+use serde::{Deserialize, Serialize};
+
+/// Magic bytes and format version at the start of an encoded pack.
+const MAGIC: &[u8; 4] = b"CGPK";
+/// Bumped whenever [`Pack`]'s encoding changes; the runtime refuses other versions.
+pub const FORMAT: u32 = 1;
+
+/// How serious a violation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// A rule pack ready to evaluate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pack {
+    pub name: String,
+    pub version: String,
+    /// `sha256:<hex>` of the pack source.
+    pub source_digest: String,
+    /// JSON Schema of the settings, as JSON text.
+    pub settings_schema: Option<String>,
+    pub rules: Vec<Rule>,
+}
+
+/// One rule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rule {
+    pub id: String,
+    pub severity: Severity,
+    /// Compute-model kinds; empty = all.
+    pub targets: Vec<String>,
+    pub description: String,
+    pub rationale: String,
+    pub remediation: String,
+    /// Precondition; the rule is skipped unless it yields `true`.
+    pub when: Option<Expr>,
+    /// The check; `false` is a violation.
+    pub assert: Expr,
+    pub message: Option<String>,
+    /// CEL producing the message (a string).
+    pub message_expression: Option<Expr>,
+    /// Severity chosen per violation: CEL yielding `error`, `warning` or `info`.
+    pub severity_expression: Option<Expr>,
+    /// JSON pointer relative to the resource's root.
+    pub path: Option<String>,
+    /// Compute-model field whose source location the violation points at (e.g. `sku`).
+    pub field: Option<String>,
+}
+
+/// Why bytes could not be read as a pack.
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    #[error("not a computeguard pack (bad magic bytes)")]
+    Magic,
+    #[error("pack format {found} is not supported (this runtime reads format {FORMAT}); rebuild the pack")]
+    Format { found: u32 },
+    #[error("corrupt pack: {0}")]
+    Corrupt(String),
+}
+
+impl Pack {
+    /// Encodes the pack (magic, format version, postcard body).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4096);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT.to_le_bytes());
+        // Serialising plain data into a Vec cannot fail.
+        if let Ok(body) = postcard::to_allocvec(self) {
+            out.extend_from_slice(&body);
+        }
+        out
+    }
+
+    /// Decodes bytes written by [`Pack::encode`].
+    pub fn decode(bytes: &[u8]) -> Result<Pack, PackError> {
+        let (magic, rest) = bytes.split_at_checked(4).ok_or(PackError::Magic)?;
+        if magic != MAGIC {
+            return Err(PackError::Magic);
+        }
+        let (ver, body) = rest.split_at_checked(4).ok_or(PackError::Magic)?;
+        let found = u32::from_le_bytes([ver[0], ver[1], ver[2], ver[3]]);
+        if found != FORMAT {
+            return Err(PackError::Format { found });
+        }
+        postcard::from_bytes(body).map_err(|e| PackError::Corrupt(e.to_string()))
+    }
+}

@@ -1,0 +1,37 @@
+//! Region names: programmatic (`eastus2`) or display (`East US 2`), compared
+//! case-insensitively, normalised to the programmatic name.
+
+use crate::catalog::{REGIONS, RegionFacts};
+
+/// Normalises a region as users write it: `East US 2`, `eastus2`, `EASTUS2`,
+/// `east-us-2` all become `eastus2`. The result is not necessarily a known region.
+pub fn normalize(name: &str) -> String {
+    name.chars()
+        .filter(|c| !c.is_whitespace() && *c != '-' && *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Looks a region up by programmatic or display name.
+pub fn region(name: &str) -> Option<&'static RegionFacts> {
+    let key = normalize(name);
+    REGIONS
+        .binary_search_by(|r| r.name.cmp(key.as_str()))
+        .ok()
+        .and_then(|i| REGIONS.get(i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_and_programmatic_names_meet() {
+        assert_eq!(normalize("East US 2"), "eastus2");
+        assert_eq!(region("West Europe").map(|r| r.name), Some("westeurope"));
+        assert_eq!(region("WESTEUROPE").map(|r| r.geography), Some("Europe"));
+        assert!(region("germanywestcentral").is_some_and(|r| r.eu));
+        assert!(region("eastus").is_some_and(|r| !r.eu));
+        assert!(region("mars-north").is_none());
+    }
+}
