@@ -57,7 +57,14 @@ fn main() {
         names.extend(strings(&s["aliases_in_migration_guide"]));
         names.extend(strings(&s["name_variants"]));
         for n in names {
-            rows.push((n.to_ascii_lowercase(), row.replacen(&format!("name: {name:?}"), &format!("name: {name:?}, alias: {n:?}"), 1)));
+            rows.push((
+                n.to_ascii_lowercase(),
+                row.replacen(
+                    &format!("name: {name:?}"),
+                    &format!("name: {name:?}, alias: {n:?}"),
+                    1,
+                ),
+            ));
         }
     }
     rows.sort_by(|a, b| a.0.cmp(&b.0));
@@ -76,7 +83,8 @@ fn main() {
         for c in seq(&cuda[group]) {
             let cc = text(&c["compute_capability"]).unwrap_or_default();
             // Values such as "9.0 (CMake list)" keep only their leading version.
-            let lead = |v: &Value| text(v).map(|t| t.split_whitespace().next().unwrap_or("").to_string());
+            let lead =
+                |v: &Value| text(v).map(|t| t.split_whitespace().next().unwrap_or("").to_string());
             writeln!(
                 out,
                 "    ArchFacts {{ compute_capability: {cc:?}, architecture: {arch:?}, first_cuda: {first:?}, last_cuda: {last:?}, removed_in_cuda: {removed:?}, sources: &{sources:?} }},",
@@ -113,7 +121,11 @@ fn main() {
     }
     regs.sort_by(|a, b| a.0.cmp(&b.0));
     regs.dedup_by(|a, b| a.0 == b.0);
-    writeln!(out, "/// Azure regions sorted by programmatic name. Source: policies/catalog/regions.yaml.").unwrap();
+    writeln!(
+        out,
+        "/// Azure regions sorted by programmatic name. Source: policies/catalog/regions.yaml."
+    )
+    .unwrap();
     writeln!(out, "pub static REGIONS: &[RegionFacts] = &[").unwrap();
     for (_, row) in &regs {
         writeln!(out, "    {row},").unwrap();
@@ -140,7 +152,11 @@ fn main() {
     }
     srcs.sort();
     srcs.dedup_by(|a, b| a.0 == b.0);
-    writeln!(out, "/// Where each fact comes from: source id -> document.").unwrap();
+    writeln!(
+        out,
+        "/// Where each fact comes from: source id -> document."
+    )
+    .unwrap();
     writeln!(out, "pub static SOURCES: &[(&str, &str)] = &{srcs:?};").unwrap();
 
     let dest = PathBuf::from(env("OUT_DIR")).join("catalog_data.rs");

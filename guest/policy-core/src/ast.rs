@@ -16,14 +16,22 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Expr {
     Unspecified,
-    Call { func: String, target: Option<Box<Expr>>, args: Vec<Expr> },
+    Call {
+        func: String,
+        target: Option<Box<Expr>>,
+        args: Vec<Expr>,
+    },
     Comprehension(Box<Comprehension>),
     Ident(String),
     List(Vec<Expr>),
     Literal(Literal),
     /// Entries: key, value, optional.
     Map(Vec<(Expr, Expr, bool)>),
-    Select { operand: Box<Expr>, field: String, test: bool },
+    Select {
+        operand: Box<Expr>,
+        field: String,
+        test: bool,
+    },
     /// Type name and fields: name, value, optional.
     Struct(String, Vec<(String, Expr, bool)>),
 }
@@ -69,7 +77,9 @@ pub struct SyntaxError {
 pub fn parse(source: &str) -> Result<Expr, Vec<SyntaxError>> {
     static HOOK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let parsed = {
-        let _guard = HOOK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _guard = HOOK
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
         let result = std::panic::catch_unwind(|| cel_parser::Parser::new().parse(source));
@@ -79,7 +89,10 @@ pub fn parse(source: &str) -> Result<Expr, Vec<SyntaxError>> {
     let end = || {
         let line = source.lines().count().max(1);
         let column = source.lines().last().map_or(0, |l| l.chars().count()) + 1;
-        (u32::try_from(line).unwrap_or(u32::MAX), u32::try_from(column).unwrap_or(u32::MAX))
+        (
+            u32::try_from(line).unwrap_or(u32::MAX),
+            u32::try_from(column).unwrap_or(u32::MAX),
+        )
     };
     match parsed {
         Ok(Ok(e)) => Ok(from_cel(&e)),
@@ -94,7 +107,11 @@ pub fn parse(source: &str) -> Result<Expr, Vec<SyntaxError>> {
             .collect()),
         Err(_) => {
             let (line, column) = end();
-            Err(vec![SyntaxError { line, column, message: "incomplete expression".into() }])
+            Err(vec![SyntaxError {
+                line,
+                column,
+                message: "incomplete expression".into(),
+            }])
         }
     }
 }
@@ -133,7 +150,9 @@ pub fn from_cel(e: &IdedExpr) -> Expr {
             m.entries
                 .iter()
                 .filter_map(|en| match &en.expr {
-                    EntryExpr::MapEntry(me) => Some((from_cel(&me.key), from_cel(&me.value), me.optional)),
+                    EntryExpr::MapEntry(me) => {
+                        Some((from_cel(&me.key), from_cel(&me.value), me.optional))
+                    }
                     EntryExpr::StructField(_) => None,
                 })
                 .collect(),
@@ -148,7 +167,9 @@ pub fn from_cel(e: &IdedExpr) -> Expr {
             s.entries
                 .iter()
                 .filter_map(|en| match &en.expr {
-                    EntryExpr::StructField(f) => Some((f.field.clone(), from_cel(&f.value), f.optional)),
+                    EntryExpr::StructField(f) => {
+                        Some((f.field.clone(), from_cel(&f.value), f.optional))
+                    }
                     EntryExpr::MapEntry(_) => None,
                 })
                 .collect(),
@@ -184,7 +205,9 @@ fn build(e: &Expr, next: &mut u64) -> IdedExpr {
             result: Box::new(build(&c.result, next)),
         }),
         Expr::Ident(s) => CExpr::Ident(s.clone()),
-        Expr::List(l) => CExpr::List(ListExpr { elements: l.iter().map(|x| build(x, next)).collect() }),
+        Expr::List(l) => CExpr::List(ListExpr {
+            elements: l.iter().map(|x| build(x, next)).collect(),
+        }),
         Expr::Literal(l) => CExpr::Literal(match l {
             Literal::String(s) => Val::String(s.clone()),
             Literal::Bool(b) => Val::Boolean(*b),
@@ -210,7 +233,11 @@ fn build(e: &Expr, next: &mut u64) -> IdedExpr {
                 })
                 .collect(),
         }),
-        Expr::Select { operand, field, test } => CExpr::Select(SelectExpr {
+        Expr::Select {
+            operand,
+            field,
+            test,
+        } => CExpr::Select(SelectExpr {
             operand: Box::new(build(operand, next)),
             field: field.clone(),
             test: *test,
@@ -281,7 +308,13 @@ fn walk(e: &Expr, r: &mut References) {
             r.bound.push(c.iter_var.clone());
             r.bound.extend(c.iter_var2.clone());
             r.bound.push(c.accu_var.clone());
-            for x in [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result] {
+            for x in [
+                &c.iter_range,
+                &c.accu_init,
+                &c.loop_cond,
+                &c.loop_step,
+                &c.result,
+            ] {
                 walk(x, r);
             }
         }
@@ -325,7 +358,8 @@ mod tests {
 
     #[test]
     fn references_list_paths_and_functions() {
-        let e = parse("sku(resource.sku).infiniband && resource.images.exists(i, i != '')").expect("ok");
+        let e = parse("sku(resource.sku).infiniband && resource.images.exists(i, i != '')")
+            .expect("ok");
         let r = references(&e);
         assert!(r.paths.contains(&"resource.sku".to_string()));
         assert!(r.paths.contains(&"resource.images".to_string()));

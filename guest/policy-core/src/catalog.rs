@@ -109,9 +109,7 @@ pub fn sku_well_formed(name: &str) -> bool {
         chars.next();
         digits += 1;
     }
-    letters > 0
-        && digits > 0
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    letters > 0 && digits > 0 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// True for the GPU families (N-series: NC, ND, NV, NG, NCC); the catalog lists every
@@ -168,7 +166,12 @@ pub fn cuda_supported(cc: &str, cuda: &str) -> Option<bool> {
             return Some(want.major() <= last.major());
         }
         // `last` is the newest release line that works: 11.8 allows 11.8.x.
-        let cut: Vec<u64> = want.parts().iter().take(last.parts().len()).copied().collect();
+        let cut: Vec<u64> = want
+            .parts()
+            .iter()
+            .take(last.parts().len())
+            .copied()
+            .collect();
         let cut = Version::parse(&cut.iter().map(u64::to_string).collect::<Vec<_>>().join("."))?;
         return Some(cut <= last);
     }

@@ -114,7 +114,10 @@ impl Evaluator {
             let object = if res.pointer.is_empty() {
                 input.document
             } else {
-                input.document.pointer(&res.pointer).unwrap_or(input.document)
+                input
+                    .document
+                    .pointer(&res.pointer)
+                    .unwrap_or(input.document)
             };
             let mut scope = root.new_inner_scope();
             scope.add_variable_from_value("resource", to_cel(res));
@@ -133,20 +136,35 @@ impl Evaluator {
                     match Cel::resolve(when, &scope) {
                         Ok(Cel::Bool(true)) => {}
                         Ok(Cel::Bool(false)) => continue,
-                        Ok(other) => return Err(fail(format!("`when` yielded {} instead of a bool", type_name(&other)))),
+                        Ok(other) => {
+                            return Err(fail(format!(
+                                "`when` yielded {} instead of a bool",
+                                type_name(&other)
+                            )));
+                        }
                         Err(e) => return Err(fail(format!("`when`: {e}"))),
                     }
                 }
                 match Cel::resolve(&compiled.assert, &scope) {
                     Ok(Cel::Bool(true)) => continue,
                     Ok(Cel::Bool(false)) => {}
-                    Ok(other) => return Err(fail(format!("`assert` yielded {} instead of a bool", type_name(&other)))),
+                    Ok(other) => {
+                        return Err(fail(format!(
+                            "`assert` yielded {} instead of a bool",
+                            type_name(&other)
+                        )));
+                    }
                     Err(e) => return Err(fail(format!("`assert`: {e}"))),
                 }
                 let message = match &compiled.message {
                     Some(m) => match Cel::resolve(m, &scope) {
                         Ok(Cel::String(s)) => s.to_string(),
-                        Ok(other) => return Err(fail(format!("`messageExpression` yielded {} instead of a string", type_name(&other)))),
+                        Ok(other) => {
+                            return Err(fail(format!(
+                                "`messageExpression` yielded {} instead of a string",
+                                type_name(&other)
+                            )));
+                        }
                         Err(e) => return Err(fail(format!("`messageExpression`: {e}"))),
                     },
                     None => rule
@@ -160,9 +178,18 @@ impl Evaluator {
                             "error" => Severity::Error,
                             "warning" => Severity::Warning,
                             "info" => Severity::Info,
-                            other => return Err(fail(format!("`severityExpression` yielded `{other}`; expected error, warning or info"))),
+                            other => {
+                                return Err(fail(format!(
+                                    "`severityExpression` yielded `{other}`; expected error, warning or info"
+                                )));
+                            }
                         },
-                        Ok(other) => return Err(fail(format!("`severityExpression` yielded {}", type_name(&other)))),
+                        Ok(other) => {
+                            return Err(fail(format!(
+                                "`severityExpression` yielded {}",
+                                type_name(&other)
+                            )));
+                        }
                         Err(e) => return Err(fail(format!("`severityExpression`: {e}"))),
                     },
                     None => rule.severity,
@@ -257,7 +284,9 @@ struct SkuView {
 
 fn sku_view(name: &str, as_of: &str) -> SkuView {
     let facts = catalog::sku(name);
-    let arch = facts.and_then(|f| f.compute_capability).and_then(catalog::architecture);
+    let arch = facts
+        .and_then(|f| f.compute_capability)
+        .and_then(catalog::architecture);
     SkuView {
         known: facts.is_some(),
         name: facts.map_or_else(|| name.to_string(), |f| f.name.to_string()),
@@ -284,19 +313,31 @@ fn sku_view(name: &str, as_of: &str) -> SkuView {
         first_cuda: arch.and_then(|a| a.first_cuda),
         last_cuda: arch.and_then(|a| a.last_cuda),
         sources: facts.map(|f| f.sources.to_vec()).unwrap_or_default(),
-        non_infiniband_alternative: facts
-            .filter(|f| f.infiniband)
-            .and_then(|f| alternative(f, as_of, |c| !c.infiniband && !c.rdma && c.gpu_model == f.gpu_model)
-                .or_else(|| alternative(f, as_of, |c| !c.infiniband && !c.rdma && c.architecture == f.architecture))),
-        replacement: facts
-            .filter(|f| f.retirement_date.is_some())
-            .and_then(|f| alternative(f, as_of, |c| c.infiniband == f.infiniband && c.gpu_count >= f.gpu_count)),
+        non_infiniband_alternative: facts.filter(|f| f.infiniband).and_then(|f| {
+            alternative(f, as_of, |c| {
+                !c.infiniband && !c.rdma && c.gpu_model == f.gpu_model
+            })
+            .or_else(|| {
+                alternative(f, as_of, |c| {
+                    !c.infiniband && !c.rdma && c.architecture == f.architecture
+                })
+            })
+        }),
+        replacement: facts.filter(|f| f.retirement_date.is_some()).and_then(|f| {
+            alternative(f, as_of, |c| {
+                c.infiniband == f.infiniband && c.gpu_count >= f.gpu_count
+            })
+        }),
     }
 }
 
 /// The smallest current (no retirement date), non-isolated NVIDIA GPU size of the
 /// same vendor that satisfies `pred`.
-fn alternative(f: &SkuFacts, _as_of: &str, pred: impl Fn(&SkuFacts) -> bool) -> Option<&'static str> {
+fn alternative(
+    f: &SkuFacts,
+    _as_of: &str,
+    pred: impl Fn(&SkuFacts) -> bool,
+) -> Option<&'static str> {
     catalog::SKUS
         .iter()
         .map(|(_, c)| c)
@@ -351,9 +392,13 @@ fn register_functions(ctx: &mut Context<'_>, as_of: &str) {
         })
     });
     ctx.add_function("cudaSupported", |s: Cel, c: Cel| -> R {
-        let cc = text_arg(&s).and_then(catalog::sku).and_then(|f| f.compute_capability);
+        let cc = text_arg(&s)
+            .and_then(catalog::sku)
+            .and_then(|f| f.compute_capability);
         Ok(match (cc, text_arg(&c)) {
-            (Some(cc), Some(cuda)) => catalog::cuda_supported(cc, cuda).map_or(Cel::Null, Cel::Bool),
+            (Some(cc), Some(cuda)) => {
+                catalog::cuda_supported(cc, cuda).map_or(Cel::Null, Cel::Bool)
+            }
             _ => Cel::Null,
         })
     });
@@ -365,21 +410,75 @@ pub const FUNCTIONS: &[&str] = &["sku", "region", "cudaOf", "cudaSupported", "ve
 pub const VARIABLES: &[&str] = &["resource", "object", "settings", "asOf"];
 /// Fields of `resource` (camelCase as CEL sees them).
 pub const RESOURCE_FIELDS: &[&str] = &[
-    "kind", "sourceKind", "name", "namespace", "sku", "region", "minNodes", "maxNodes", "autoscale",
-    "priority", "workload", "instanceCount", "distributed", "images", "gpuRequests", "rdmaRequests",
-    "labels", "osType", "kubernetesVersion", "gpuInstanceProfile", "tolerations", "nodeSelection",
-    "cuda", "cudaSource", "isolationRequired", "gpuOperator",
+    "kind",
+    "sourceKind",
+    "name",
+    "namespace",
+    "display",
+    "sku",
+    "region",
+    "minNodes",
+    "maxNodes",
+    "autoscale",
+    "priority",
+    "workload",
+    "instanceCount",
+    "distributed",
+    "images",
+    "gpuRequests",
+    "rdmaRequests",
+    "labels",
+    "osType",
+    "kubernetesVersion",
+    "gpuInstanceProfile",
+    "tolerations",
+    "taints",
+    "nodeSelection",
+    "cuda",
+    "cudaSource",
+    "isolationRequired",
+    "gpuOperator",
 ];
 /// Fields of the map `sku(name)` returns.
 pub const SKU_FIELDS: &[&str] = &[
-    "known", "name", "wellFormed", "gpuFamily", "series", "vendor", "gpuModel", "architecture",
-    "computeCapability", "gpuCount", "infiniband", "rdma", "isolated", "status", "retired",
-    "retirementDate", "retirementAnnounced", "migCapable", "requiresApproval", "aksSupported",
-    "kaitoSupported", "onlineEndpoint", "firstCuda", "lastCuda", "sources",
-    "nonInfinibandAlternative", "replacement",
+    "known",
+    "name",
+    "wellFormed",
+    "gpuFamily",
+    "series",
+    "vendor",
+    "gpuModel",
+    "architecture",
+    "computeCapability",
+    "gpuCount",
+    "infiniband",
+    "rdma",
+    "isolated",
+    "status",
+    "retired",
+    "retirementDate",
+    "retirementAnnounced",
+    "migCapable",
+    "requiresApproval",
+    "aksSupported",
+    "kaitoSupported",
+    "onlineEndpoint",
+    "firstCuda",
+    "lastCuda",
+    "sources",
+    "nonInfinibandAlternative",
+    "replacement",
 ];
 /// Fields of the map `region(name)` returns.
-pub const REGION_FIELDS: &[&str] = &["known", "name", "displayName", "geography", "country", "eu", "eea"];
+pub const REGION_FIELDS: &[&str] = &[
+    "known",
+    "name",
+    "displayName",
+    "geography",
+    "country",
+    "eu",
+    "eea",
+];
 
 #[cfg(test)]
 mod tests {
@@ -420,49 +519,86 @@ mod tests {
     }
 
     fn run(e: &Evaluator, doc: &Value) -> Result<Outcome, RuleError> {
-        e.evaluate(&Input { document: doc, source: Source::Unknown, settings: &json!({}), as_of: "2026-11-22" })
+        e.evaluate(&Input {
+            document: doc,
+            source: Source::Unknown,
+            settings: &json!({}),
+            as_of: "2026-11-22",
+        })
     }
 
     #[test]
     fn a_false_assert_is_a_violation_at_the_field() {
-        let e = pack(vec![rule("min0", None, "resource.minNodes == 0",
-            Some("'cluster ' + resource.name + ' keeps ' + string(resource.minNodes) + ' nodes on ' + sku(resource.sku).gpuModel")) ]);
+        let e = pack(vec![rule(
+            "min0",
+            None,
+            "resource.minNodes == 0",
+            Some(
+                "'cluster ' + resource.name + ' keeps ' + string(resource.minNodes) + ' nodes on ' + sku(resource.sku).gpuModel",
+            ),
+        )]);
         let out = run(&e, &cluster(2)).expect("evaluates");
         assert_eq!(out.violations.len(), 1);
         let v = &out.violations[0];
         assert_eq!(v.path, "/min_instances");
         assert_eq!(v.message, "cluster gpu keeps 2 nodes on A100 PCIe 80GB");
-        assert!(run(&e, &cluster(0)).expect("evaluates").violations.is_empty());
+        assert!(
+            run(&e, &cluster(0))
+                .expect("evaluates")
+                .violations
+                .is_empty()
+        );
     }
 
     #[test]
     fn when_false_skips_the_rule() {
-        let e = pack(vec![rule("r", Some("sku(resource.sku).infiniband"), "false", None)]);
+        let e = pack(vec![rule(
+            "r",
+            Some("sku(resource.sku).infiniband"),
+            "false",
+            None,
+        )]);
         assert!(run(&e, &cluster(2)).expect("ok").violations.is_empty());
     }
 
     #[test]
     fn runtime_errors_name_the_rule() {
-        let e = pack(vec![rule("broken", None, "resource.noSuchField == 1", None)]);
+        let e = pack(vec![rule(
+            "broken",
+            None,
+            "resource.noSuchField == 1",
+            None,
+        )]);
         let err = run(&e, &cluster(2)).expect_err("fails");
         assert_eq!(err.rule, "broken");
-        assert!(err.to_string().contains("aml-compute-cluster `gpu`"), "{err}");
+        assert!(
+            err.to_string().contains("aml-compute-cluster `gpu`"),
+            "{err}"
+        );
     }
 
     #[test]
     fn domain_functions_answer_from_the_catalog() {
-        let e = pack(vec![rule("f", None,
+        let e = pack(vec![rule(
+            "f",
+            None,
             "!(sku('standard_nd96isr_h100_v5').infiniband && region('East US 2').name == 'eastus2' \
               && cudaOf('nvidia/cuda:12.4.1-runtime-ubuntu22.04') == '12.4.1' \
               && versionAtLeast('12.4', '12.1') && cudaSupported('Standard_NC6', '12.1') == false \
               && sku('Standard_NC6s_v3').retired && sku('Standard_ND96isr_H100_v5').nonInfinibandAlternative == 'Standard_NC40ads_H100_v5')",
-            None)]);
+            None,
+        )]);
         assert_eq!(run(&e, &cluster(2)).expect("ok").violations.len(), 1);
     }
 
     #[test]
     fn pack_bytes_round_trip() {
-        let e = pack(vec![rule("r", Some("true"), "resource.minNodes == 0", None)]);
+        let e = pack(vec![rule(
+            "r",
+            Some("true"),
+            "resource.minNodes == 0",
+            None,
+        )]);
         let bytes = e.pack().encode();
         let back = Evaluator::from_bytes(&bytes).expect("decodes");
         assert_eq!(back.pack(), e.pack());

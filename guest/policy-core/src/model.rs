@@ -30,6 +30,8 @@ pub struct Resource {
     pub source_kind: String,
     pub name: String,
     pub namespace: Option<String>,
+    /// How messages name the resource: `Deployment serving/triton`, `Azure ML compute cluster gpu`.
+    pub display: String,
     /// VM size in its canonical catalog spelling when known, else as written.
     pub sku: Option<String>,
     /// Region as a programmatic name (`eastus2`), normalised from display names.
@@ -57,6 +59,8 @@ pub struct Resource {
     pub kubernetes_version: Option<String>,
     pub gpu_instance_profile: Option<String>,
     pub tolerations: Vec<Value>,
+    /// Node taints of a node pool, as `key=value:Effect` strings.
+    pub taints: Vec<String>,
     /// nodeSelector entries plus single-valued required node-affinity terms.
     pub node_selection: BTreeMap<String, String>,
     /// CUDA version the workload needs: declared label, else environment, else inferred from an image.
@@ -86,6 +90,28 @@ pub enum Source {
 
 /// Normalises one document. Documents the model does not understand give no resources.
 pub fn normalize(doc: &Value, source: Source) -> Vec<Resource> {
+    let mut out = normalize_inner(doc, source);
+    for r in &mut out {
+        let what = match r.kind.as_str() {
+            "aml-compute-cluster" => "Azure ML compute cluster".to_string(),
+            "aml-compute-instance" => "Azure ML compute instance".to_string(),
+            "aml-online-deployment" => "Azure ML online deployment".to_string(),
+            "aml-batch-deployment" => "Azure ML batch deployment".to_string(),
+            "aml-job" => format!("Azure ML {} job", r.source_kind),
+            "aks-node-pool" => "AKS node pool".to_string(),
+            "aks-cluster" => "AKS cluster".to_string(),
+            "kaito-workspace" => "KAITO workspace".to_string(),
+            _ => r.source_kind.clone(),
+        };
+        r.display = match &r.namespace {
+            Some(ns) => format!("{what} {ns}/{}", r.name),
+            None => format!("{what} {}", r.name),
+        };
+    }
+    out
+}
+
+fn normalize_inner(doc: &Value, source: Source) -> Vec<Resource> {
     let Some(obj) = doc.as_object() else {
         return Vec::new();
     };
@@ -233,7 +259,10 @@ fn resolve_cuda(r: &mut Resource, env: &[(String, String, String)], images: &[(S
 /// Where the pod specs of a Kubernetes kind live, with the replica count pointer.
 fn pod_specs(doc: &Value, kind: &str, base: &str) -> Vec<(String, Option<String>)> {
     let one = |spec: &str, replicas: Option<&str>| {
-        vec![(format!("{base}{spec}"), replicas.map(|r| format!("{base}{r}")))]
+        vec![(
+            format!("{base}{spec}"),
+            replicas.map(|r| format!("{base}{r}")),
+        )]
     };
     match kind {
         "Pod" => one("/spec", None),
@@ -281,7 +310,11 @@ fn normalize_kubernetes(doc: &Value, base: &str) -> Vec<Resource> {
         pointer: base.to_string(),
         ..Resource::default()
     };
-    merge_labels(&mut r, doc.pointer("/metadata/labels"), &format!("{base}/metadata/labels"));
+    merge_labels(
+        &mut r,
+        doc.pointer("/metadata/labels"),
+        &format!("{base}/metadata/labels"),
+    );
     merge_labels(
         &mut r,
         doc.pointer("/metadata/annotations"),
@@ -296,7 +329,8 @@ fn normalize_kubernetes(doc: &Value, base: &str) -> Vec<Resource> {
         if let Some(count) = doc.pointer("/resource/count").and_then(int_of) {
             r.instance_count = Some(count);
             r.distributed = count > 1;
-            r.fields.insert("instanceCount".into(), format!("{base}/resource/count"));
+            r.fields
+                .insert("instanceCount".into(), format!("{base}/resource/count"));
         }
         let implied = if doc.get("tuning").is_some() {
             "training"
@@ -308,6 +342,10 @@ fn normalize_kubernetes(doc: &Value, base: &str) -> Vec<Resource> {
         resolve_intent(&mut r, implied);
         resolve_cuda(&mut r, &[], &[]);
         return vec![r];
+    }
+
+    if api.starts_with("containerservice.azure.com/") {
+        return normalize_aso_aks(doc, kind, base, r);
     }
 
     let specs = pod_specs(doc, kind, "");
@@ -330,10 +368,24 @@ fn normalize_kubernetes(doc: &Value, base: &str) -> Vec<Resource> {
         };
         // Template labels count as the workload's labels too.
         if let Some(tpl) = spec_ptr.strip_suffix("/spec") {
-            merge_labels(&mut r, doc.pointer(&format!("{tpl}/metadata/labels")), &format!("{base}{tpl}/metadata/labels"));
-            merge_labels(&mut r, doc.pointer(&format!("{tpl}/metadata/annotations")), &format!("{base}{tpl}/metadata/annotations"));
+            merge_labels(
+                &mut r,
+                doc.pointer(&format!("{tpl}/metadata/labels")),
+                &format!("{base}{tpl}/metadata/labels"),
+            );
+            merge_labels(
+                &mut r,
+                doc.pointer(&format!("{tpl}/metadata/annotations")),
+                &format!("{base}{tpl}/metadata/annotations"),
+            );
         }
-        read_pod_spec(&mut r, spec, &format!("{base}{spec_ptr}"), &mut env, &mut images);
+        read_pod_spec(
+            &mut r,
+            spec,
+            &format!("{base}{spec_ptr}"),
+            &mut env,
+            &mut images,
+        );
     }
     r.instance_count = Some(total_replicas);
     r.distributed = specs.len() > 1 && total_replicas > 1;
@@ -345,6 +397,119 @@ fn normalize_kubernetes(doc: &Value, base: &str) -> Vec<Resource> {
     resolve_intent(&mut r, implied);
     resolve_cuda(&mut r, &env, &images);
     vec![r]
+}
+
+/// Azure Service Operator v2 AKS objects: `ManagedCluster` (cluster + inline
+/// `agentPoolProfiles`) and `ManagedClustersAgentPool`.
+fn normalize_aso_aks(doc: &Value, kind: &str, base: &str, template: Resource) -> Vec<Resource> {
+    let mut out = Vec::new();
+    match kind {
+        "ManagedCluster" => {
+            let mut cluster = template.clone();
+            cluster.kind = "aks-cluster".into();
+            if let Some(loc) = str_at(doc, "/spec/location") {
+                set_region(&mut cluster, loc, format!("{base}/spec/location"));
+            }
+            merge_labels(
+                &mut cluster,
+                doc.pointer("/spec/tags"),
+                &format!("{base}/spec/tags"),
+            );
+            let version = str_at(doc, "/spec/kubernetesVersion").map(str::to_string);
+            cluster.kubernetes_version = version.clone();
+            resolve_intent(&mut cluster, "unknown");
+            if let Some(Value::Array(pools)) = doc.pointer("/spec/agentPoolProfiles") {
+                for (i, p) in pools.iter().enumerate() {
+                    let mut pool = template.clone();
+                    pool.name = format!(
+                        "{}/{}",
+                        template.name,
+                        p.get("name").and_then(Value::as_str).unwrap_or("<unnamed>")
+                    );
+                    pool.region = cluster.region.clone();
+                    if let Some(ptr) = cluster.fields.get("region") {
+                        pool.fields.insert("region".into(), ptr.clone());
+                    }
+                    pool.kubernetes_version = version.clone();
+                    read_agent_pool(&mut pool, p, &format!("{base}/spec/agentPoolProfiles/{i}"));
+                    out.push(pool);
+                }
+            }
+            out.insert(0, cluster);
+        }
+        "ManagedClustersAgentPool" => {
+            let mut pool = template;
+            if let Some(n) = str_at(doc, "/spec/azureName") {
+                pool.name = n.to_string();
+            }
+            if let Some(spec) = doc.get("spec") {
+                read_agent_pool(&mut pool, spec, &format!("{base}/spec"));
+            }
+            out.push(pool);
+        }
+        _ => {}
+    }
+    out
+}
+
+fn read_agent_pool(r: &mut Resource, p: &Value, ptr: &str) {
+    r.kind = "aks-node-pool".into();
+    r.source_kind = "agentPool".into();
+    if let Some(size) = p.get("vmSize").and_then(Value::as_str) {
+        set_sku(r, size, format!("{ptr}/vmSize"));
+    }
+    let int = |k: &str| p.get(k).and_then(int_of);
+    r.autoscale = p.get("enableAutoScaling").and_then(Value::as_bool);
+    if let Some(min) = int("minCount") {
+        r.min_nodes = Some(min);
+        r.fields
+            .insert("minNodes".into(), format!("{ptr}/minCount"));
+    }
+    if let Some(max) = int("maxCount") {
+        r.max_nodes = Some(max);
+        r.fields
+            .insert("maxNodes".into(), format!("{ptr}/maxCount"));
+    }
+    r.instance_count = int("count");
+    if let Some(os) = p.get("osType").and_then(Value::as_str) {
+        r.os_type = Some(os.to_ascii_lowercase());
+        r.fields.insert("osType".into(), format!("{ptr}/osType"));
+    }
+    if let Some(v) = p.get("orchestratorVersion").and_then(Value::as_str) {
+        r.kubernetes_version = Some(v.to_string());
+        r.fields.insert(
+            "kubernetesVersion".into(),
+            format!("{ptr}/orchestratorVersion"),
+        );
+    }
+    if let Some(g) = p.get("gpuInstanceProfile").and_then(Value::as_str) {
+        r.gpu_instance_profile = Some(g.to_string());
+        r.fields.insert(
+            "gpuInstanceProfile".into(),
+            format!("{ptr}/gpuInstanceProfile"),
+        );
+    }
+    if let Some(pr) = p.get("scaleSetPriority").and_then(Value::as_str) {
+        r.priority = Some(if pr.eq_ignore_ascii_case("spot") {
+            "spot".into()
+        } else {
+            "dedicated".into()
+        });
+        r.fields
+            .insert("priority".into(), format!("{ptr}/scaleSetPriority"));
+    }
+    if let Some(Value::Array(t)) = p.get("nodeTaints") {
+        r.taints = t
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        r.fields
+            .insert("taints".into(), format!("{ptr}/nodeTaints"));
+    }
+    merge_labels(r, p.get("nodeLabels"), &format!("{ptr}/nodeLabels"));
+    merge_labels(r, p.get("tags"), &format!("{ptr}/tags"));
+    resolve_intent(r, "unknown");
 }
 
 const INSTANCE_TYPE_LABELS: [&str; 3] = [
@@ -370,7 +535,8 @@ fn read_pod_spec(
             }
         }
     }
-    let terms_ptr = "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms";
+    let terms_ptr =
+        "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms";
     if let Some(Value::Array(terms)) = spec.pointer(terms_ptr) {
         for (ti, term) in terms.iter().enumerate() {
             if let Some(Value::Array(exprs)) = term.get("matchExpressions") {
@@ -380,9 +546,11 @@ fn read_pod_spec(
                     let first = e.pointer("/values/0").and_then(scalar_text);
                     if let (Some(key), Some("In"), Some(value)) = (key, op, first) {
                         r.node_selection.entry(key.to_string()).or_insert(value);
-                        r.fields.entry(format!("nodeSelection.{key}")).or_insert_with(|| {
-                            format!("{ptr}{terms_ptr}/{ti}/matchExpressions/{ei}/values/0")
-                        });
+                        r.fields
+                            .entry(format!("nodeSelection.{key}"))
+                            .or_insert_with(|| {
+                                format!("{ptr}{terms_ptr}/{ti}/matchExpressions/{ei}/values/0")
+                            });
                     }
                 }
             }
@@ -391,14 +559,22 @@ fn read_pod_spec(
     if r.sku.is_none() {
         for label in INSTANCE_TYPE_LABELS {
             if let Some(v) = r.node_selection.get(label).cloned() {
-                let p = r.fields.get(&format!("nodeSelection.{label}")).cloned().unwrap_or_default();
+                let p = r
+                    .fields
+                    .get(&format!("nodeSelection.{label}"))
+                    .cloned()
+                    .unwrap_or_default();
                 set_sku(r, &v, p);
                 break;
             }
         }
     }
     if r.region.is_none() {
-        if let Some(v) = r.node_selection.get("topology.kubernetes.io/region").cloned() {
+        if let Some(v) = r
+            .node_selection
+            .get("topology.kubernetes.io/region")
+            .cloned()
+        {
             let p = r
                 .fields
                 .get("nodeSelection.topology.kubernetes.io/region")
@@ -410,9 +586,25 @@ fn read_pod_spec(
     if r.os_type.is_none() {
         r.os_type = r.node_selection.get("kubernetes.io/os").cloned();
     }
+    if r.priority.is_none() {
+        if let Some(p) = r
+            .node_selection
+            .get("kubernetes.azure.com/scalesetpriority")
+            .cloned()
+        {
+            let ptr = r
+                .fields
+                .get("nodeSelection.kubernetes.azure.com/scalesetpriority")
+                .cloned()
+                .unwrap_or_default();
+            r.priority = Some(p.to_ascii_lowercase());
+            r.fields.insert("priority".into(), ptr);
+        }
+    }
     if let Some(Value::Array(tols)) = spec.get("tolerations") {
         if r.tolerations.is_empty() {
-            r.fields.insert("tolerations".into(), format!("{ptr}/tolerations"));
+            r.fields
+                .insert("tolerations".into(), format!("{ptr}/tolerations"));
         }
         r.tolerations.extend(tols.iter().cloned());
     }
@@ -427,7 +619,9 @@ fn read_pod_spec(
             if let Some(image) = c.get("image").and_then(Value::as_str) {
                 images.push((image.to_string(), format!("{cptr}/image")));
                 r.images.push(image.to_string());
-                r.fields.entry("images".into()).or_insert_with(|| format!("{cptr}/image"));
+                r.fields
+                    .entry("images".into())
+                    .or_insert_with(|| format!("{cptr}/image"));
             }
             if let Some(Value::Array(vars)) = c.get("env") {
                 for (vi, var) in vars.iter().enumerate() {
@@ -435,7 +629,11 @@ fn read_pod_spec(
                         var.get("name").and_then(Value::as_str),
                         var.get("value").and_then(Value::as_str),
                     ) {
-                        env.push((n.to_string(), v.to_string(), format!("{cptr}/env/{vi}/value")));
+                        env.push((
+                            n.to_string(),
+                            v.to_string(),
+                            format!("{cptr}/env/{vi}/value"),
+                        ));
                     }
                 }
             }
@@ -470,7 +668,8 @@ fn device_requests(r: &mut Resource, res: Option<&Value>, ptr: &str) -> (f64, f6
                 g += n;
                 r.fields.entry("gpuRequests".into()).or_insert(p.clone());
                 if let Some(profile) = k.strip_prefix("nvidia.com/mig-") {
-                    r.gpu_instance_profile.get_or_insert_with(|| profile.to_string());
+                    r.gpu_instance_profile
+                        .get_or_insert_with(|| profile.to_string());
                 }
             } else if k.starts_with("rdma/") || k.starts_with("mellanox.com/") {
                 d += n;
@@ -490,8 +689,12 @@ fn device_requests(r: &mut Resource, res: Option<&Value>, ptr: &str) -> (f64, f6
 // Azure ML CLI v2 YAML
 
 fn normalize_azure_ml(doc: &Value) -> Option<Resource> {
-    let schema = str_at(doc, "/$schema").unwrap_or_default().to_ascii_lowercase();
-    let ty = str_at(doc, "/type").unwrap_or_default().to_ascii_lowercase();
+    let schema = str_at(doc, "/$schema")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let ty = str_at(doc, "/type")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     let has = |k: &str| doc.get(k).is_some();
     let (kind, implied) = if ty == "amlcompute" || schema.contains("amlcompute.schema") {
         ("aml-compute-cluster", "unknown")
@@ -517,7 +720,11 @@ fn normalize_azure_ml(doc: &Value) -> Option<Resource> {
     };
     let mut r = Resource {
         kind: kind.into(),
-        source_kind: if ty.is_empty() { kind.to_string() } else { ty.clone() },
+        source_kind: if ty.is_empty() {
+            kind.to_string()
+        } else {
+            ty.clone()
+        },
         name: str_at(doc, "/name")
             .or_else(|| str_at(doc, "/display_name"))
             .unwrap_or("<unnamed>")
@@ -562,12 +769,14 @@ fn normalize_azure_ml(doc: &Value) -> Option<Resource> {
             }
             if let Some(n) = doc.get("instance_count").and_then(int_of) {
                 r.instance_count = Some(n);
-                r.fields.insert("instanceCount".into(), "/instance_count".into());
+                r.fields
+                    .insert("instanceCount".into(), "/instance_count".into());
             }
             if let Some(Value::Object(scale)) = doc.get("scale_settings") {
                 if let Some(min) = scale.get("min_instances").and_then(int_of) {
                     r.min_nodes = Some(min);
-                    r.fields.insert("minNodes".into(), "/scale_settings/min_instances".into());
+                    r.fields
+                        .insert("minNodes".into(), "/scale_settings/min_instances".into());
                 }
                 if let Some(max) = scale.get("max_instances").and_then(int_of) {
                     r.max_nodes = Some(max);
@@ -591,12 +800,14 @@ fn normalize_azure_ml(doc: &Value) -> Option<Resource> {
             if let Some(n) = doc.pointer("/resources/instance_count").and_then(int_of) {
                 r.instance_count = Some(n);
                 r.distributed = n > 1;
-                r.fields.insert("instanceCount".into(), "/resources/instance_count".into());
+                r.fields
+                    .insert("instanceCount".into(), "/resources/instance_count".into());
             }
             if let Some(tier) = str_at(doc, "/queue_settings/job_tier") {
                 if tier.eq_ignore_ascii_case("spot") {
                     r.priority = Some("spot".into());
-                    r.fields.insert("priority".into(), "/queue_settings/job_tier".into());
+                    r.fields
+                        .insert("priority".into(), "/queue_settings/job_tier".into());
                 }
             }
         }
@@ -619,7 +830,9 @@ fn normalize_azure_ml(doc: &Value) -> Option<Resource> {
     }
     for (image, ptr) in &images {
         r.images.push(image.clone());
-        r.fields.entry("images".into()).or_insert_with(|| ptr.clone());
+        r.fields
+            .entry("images".into())
+            .or_insert_with(|| ptr.clone());
     }
     let mut env = Vec::new();
     if let Some(Value::Object(vars)) = doc.get("environment_variables") {
@@ -648,7 +861,10 @@ mod tests {
         assert_eq!(r.kind, "aml-compute-cluster");
         assert_eq!(r.sku.as_deref(), Some("Standard_NC6s_v3"));
         assert_eq!(r.region.as_deref(), Some("westeurope"));
-        assert_eq!((r.min_nodes, r.max_nodes, r.autoscale), (Some(2), Some(4), Some(true)));
+        assert_eq!(
+            (r.min_nodes, r.max_nodes, r.autoscale),
+            (Some(2), Some(4), Some(true))
+        );
         assert_eq!(r.fields["minNodes"], "/min_instances");
     }
 
@@ -684,7 +900,10 @@ mod tests {
             "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {"containers": []}}},
                                              "Worker": {"replicas": 3, "template": {"spec": {"containers": []}}}}}});
         let r = normalize(&job, Source::Unknown).remove(0);
-        assert_eq!((r.workload.as_str(), r.instance_count, r.distributed), ("training", Some(4), true));
+        assert_eq!(
+            (r.workload.as_str(), r.instance_count, r.distributed),
+            ("training", Some(4), true)
+        );
     }
 
     #[test]
@@ -694,12 +913,21 @@ mod tests {
                 "spec": {"nodeSelector": {"beta.kubernetes.io/instance-type": "Standard_NC6"}, "containers": []}}}});
         let r = normalize(&doc, Source::Unknown).remove(0);
         assert_eq!(r.pointer, "/request/object");
-        assert_eq!(r.fields["sku"], "/request/object/spec/nodeSelector/beta.kubernetes.io~1instance-type");
+        assert_eq!(
+            r.fields["sku"],
+            "/request/object/spec/nodeSelector/beta.kubernetes.io~1instance-type"
+        );
     }
 
     #[test]
     fn unrelated_documents_give_no_resources() {
-        assert!(normalize(&json!({"apiVersion": "v1", "kind": "ConfigMap"}), Source::Unknown).is_empty());
+        assert!(
+            normalize(
+                &json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+                Source::Unknown
+            )
+            .is_empty()
+        );
         assert!(normalize(&json!({"hello": "world"}), Source::Unknown).is_empty());
         assert!(normalize(&json!([1, 2]), Source::Unknown).is_empty());
     }
@@ -709,7 +937,10 @@ mod tests {
         let doc = json!({"apiVersion": "kaito.sh/v1beta1", "kind": "Workspace", "metadata": {"name": "w"},
             "resource": {"count": 2, "instanceType": "Standard_NC48ads_A100_v4"}, "inference": {}});
         let r = normalize(&doc, Source::Unknown).remove(0);
-        assert_eq!((r.kind.as_str(), r.workload.as_str()), ("kaito-workspace", "inference"));
+        assert_eq!(
+            (r.kind.as_str(), r.workload.as_str()),
+            ("kaito-workspace", "inference")
+        );
         assert_eq!(r.fields["sku"], "/resource/instanceType");
     }
 }

@@ -71,7 +71,9 @@ pub struct Rule {
 pub enum PackError {
     #[error("not a computeguard pack (bad magic bytes)")]
     Magic,
-    #[error("pack format {found} is not supported (this runtime reads format {FORMAT}); rebuild the pack")]
+    #[error(
+        "pack format {found} is not supported (this runtime reads format {FORMAT}); rebuild the pack"
+    )]
     Format { found: u32 },
     #[error("corrupt pack: {0}")]
     Corrupt(String),

@@ -1,0 +1,46 @@
+//! The policy components computeguard ships, compiled at build time (see `build.rs`).
+//!
+//! - [`RUNTIME`]: the CEL policy runtime component (imports `computeguard:policy/pack`);
+//!   `computeguard build` composes it with a user's pack.
+//! - [`BUILTINS`]: one finished policy component per pack in `policies/`.
+
+/// One built-in policy component.
+#[derive(Debug)]
+pub struct Builtin {
+    /// Pack name, e.g. `computeguard-builtin`.
+    pub name: &'static str,
+    /// Pack version (semver).
+    pub version: &'static str,
+    /// The pack source it was built from, relative to the repository root.
+    pub source: &'static str,
+    /// The component binary.
+    pub component: &'static [u8],
+}
+
+/// The built-in policies.
+pub static BUILTINS: &[Builtin] = include!(concat!(env!("OUT_DIR"), "/builtins.rs"));
+
+/// The CEL runtime component, before a pack is joined to it.
+pub static RUNTIME: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/computeguard-runtime.wasm"));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_components_are_embedded() {
+        let b = BUILTINS
+            .iter()
+            .find(|b| b.name == "computeguard-builtin")
+            .expect("builtin pack");
+        assert_eq!(&b.component[..4], b"\0asm");
+        assert!(
+            b.component.len() > RUNTIME.len(),
+            "the pack adds to the runtime"
+        );
+        assert!(
+            b.component.len() < 2 * 1024 * 1024,
+            "a CEL policy component stays under 2 MB"
+        );
+    }
+}
