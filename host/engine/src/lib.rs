@@ -1,1 +1,209 @@
+//! The computeguard host engine: wasmtime with the component model.
+//!
+//! Who should use this crate: the `computeguard` CLI and webhook, and Rust tools
+//! that want computeguard's sandboxing and caching. Tools that only want to call
+//! a policy can use the WIT contract directly (see `docs/embedding.md`).
+//!
+//! ```no_run
+//! use computeguard_engine::{Engine, EngineConfig, Request};
+//! let engine = Engine::new(EngineConfig::default())?;
+//! let bytes = std::fs::read("policy.wasm")?;
+//! let policy = engine.load(&bytes, "policy.wasm")?;
+//! let response = policy.evaluate(&Request::new(r#"{"type":"amlcompute","size":"Standard_NC6"}"#, "2026-11-22"))?;
+//! for v in response.violations { println!("{}: {}", v.rule, v.message); }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Core concepts:
+//! - [`Engine`]: one per process. Holds the wasmtime engine (pooling allocator,
+//!   epoch interruption), the linker with the WASI subset policies may use, the
+//!   epoch ticker thread and the compiled-artifact cache. Cheap to share (`Arc` inside).
+//! - [`Policy`]: a loaded component, type-checked and pre-instantiated
+//!   (`InstancePre`) once. Every [`Policy::evaluate`] gets a fresh `Store` and
+//!   instance (tens of microseconds), a deadline and a memory cap, so one
+//!   evaluation can never see or break another.
+//!
+//! Sandbox defaults (threat: a policy is untrusted code):
+//! - no filesystem preopens, no environment, no arguments, no network, stdio discarded;
+//! - clocks are frozen at the Unix epoch (policies judge time by `as-of`);
+//! - a component importing anything outside `wasi:cli`, `wasi:io`, `wasi:clocks`,
+//!   `wasi:random`, `wasi:filesystem` is refused at load with the import named;
+//! - [`EngineConfig::deadline`] per call (default 1 s) and
+//!   [`EngineConfig::memory_limit`] per instance (default 64 MiB).
 
+mod cache;
+mod policy;
+
+pub use policy::{
+    Operation, Policy, PolicyInfo, Request, ResourceRef, Response, RuleInfo, Severity, SourceKind,
+    Violation,
+};
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use wasmtime::component::Linker;
+
+/// Engine settings. Every default is documented on its field.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Wall-time budget of one call into a policy. Default 1 s; the webhook sets it
+    /// below its `timeoutSeconds`.
+    pub deadline: Duration,
+    /// Maximum linear memory of one policy instance. Default 64 MiB.
+    pub memory_limit: usize,
+    /// Directory for compiled artifacts (`.cwasm`, keyed by content digest and engine
+    /// settings). Default: `$COMPUTEGUARD_CACHE_DIR`, else `$XDG_CACHE_HOME/computeguard`,
+    /// else `~/.cache/computeguard`; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+    /// Instances that may be alive at once (pooling allocator slots). Default 64.
+    pub max_concurrent_instances: u32,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            deadline: Duration::from_secs(1),
+            memory_limit: 64 << 20,
+            cache_dir: default_cache_dir(),
+            max_concurrent_instances: 64,
+        }
+    }
+}
+
+/// The default artifact cache directory (see [`EngineConfig::cache_dir`]).
+pub fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("COMPUTEGUARD_CACHE_DIR") {
+        return (!dir.is_empty()).then(|| PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("computeguard"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/computeguard"))
+}
+
+/// How often the epoch ticks. Deadlines are measured in ticks, so a deadline is
+/// enforced to within one tick.
+pub const EPOCH_TICK: Duration = Duration::from_millis(1);
+
+/// Why a policy could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    #[error("`{origin}` is not a valid policy component: {reason}")]
+    Invalid { origin: String, reason: String },
+    #[error("`{origin}` imports `{import}`, which computeguard does not provide to policies")]
+    ForbiddenImport { origin: String, import: String },
+    #[error("`{origin}` does not export the computeguard:policy/evaluator interface: {reason}")]
+    NotAPolicy { origin: String, reason: String },
+    #[error("`{origin}`: metadata call failed: {reason}")]
+    Metadata { origin: String, reason: String },
+    #[error("`{origin}`: its settings schema is not a valid JSON Schema: {reason}")]
+    Schema { origin: String, reason: String },
+}
+
+/// Why an evaluation produced no response.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// The policy ran past its deadline and was stopped.
+    #[error("policy `{policy}` exceeded its {deadline:?} deadline and was stopped")]
+    Timeout { policy: String, deadline: Duration },
+    /// The policy trapped (a bug in the policy, or it hit the memory cap).
+    #[error("policy `{policy}` trapped: {reason}")]
+    Trap { policy: String, reason: String },
+    /// The policy returned an error result.
+    #[error("policy `{policy}`: {reason}")]
+    Policy { policy: String, reason: String },
+    /// The host could not set up the sandbox.
+    #[error("host error running policy `{policy}`: {reason}")]
+    Host { policy: String, reason: String },
+}
+
+/// Why settings were refused.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid settings for policy `{policy}`: {}", problems.join("; "))]
+pub struct SettingsError {
+    pub policy: String,
+    /// One entry per problem: the JSON pointer into the settings and what was expected.
+    pub problems: Vec<String>,
+}
+
+struct Shared {
+    engine: wasmtime::Engine,
+    linker: Linker<policy::Ctx>,
+    config: EngineConfig,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The shared wasmtime engine. See the crate docs.
+#[derive(Clone)]
+pub struct Engine {
+    shared: Arc<Shared>,
+}
+
+impl Engine {
+    /// Creates the engine and starts the epoch ticker thread (stopped on drop).
+    pub fn new(config: EngineConfig) -> Result<Self, wasmtime::Error> {
+        let mut wc = wasmtime::Config::new();
+        wc.wasm_component_model(true);
+        wc.epoch_interruption(true);
+        let mut pool = wasmtime::PoolingAllocationConfig::default();
+        let slots = config.max_concurrent_instances.max(1);
+        pool.total_component_instances(slots);
+        pool.total_core_instances(slots * 8);
+        pool.total_memories(slots * 4);
+        pool.total_tables(slots * 4);
+        pool.max_memory_size(config.memory_limit);
+        pool.linear_memory_keep_resident(1 << 20);
+        pool.table_keep_resident(1 << 16);
+        wc.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
+        let engine = wasmtime::Engine::new(&wc)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        // The types-only interface policies import alongside `evaluator`.
+        linker.instance("computeguard:policy/types@0.1.0")?;
+        let stop = Arc::new(AtomicBool::new(false));
+        {
+            let engine = engine.weak();
+            let stop = stop.clone();
+            std::thread::Builder::new()
+                .name("computeguard-epoch".into())
+                .spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(EPOCH_TICK);
+                        match engine.upgrade() {
+                            Some(e) => e.increment_epoch(),
+                            None => break,
+                        }
+                    }
+                })
+                .map_err(wasmtime::Error::from)?;
+        }
+        Ok(Engine {
+            shared: Arc::new(Shared {
+                engine,
+                linker,
+                config,
+                stop,
+            }),
+        })
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.shared.config
+    }
+
+    /// Loads a policy component: checks its imports, compiles it (or loads the cached
+    /// artifact), pre-instantiates it and reads its metadata. `origin` names it in errors.
+    pub fn load(&self, bytes: &[u8], origin: &str) -> Result<Policy, LoadError> {
+        policy::load(self, bytes, origin)
+    }
+}
