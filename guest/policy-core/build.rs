@@ -42,8 +42,9 @@ fn main() {
             }
         }
         let row = format!(
-            "SkuFacts {{ name: {name:?}, series: {series:?}, category: {category:?}, vendor: {vendor:?}, gpu_model: {model:?}, architecture: {arch:?}, compute_capability: {cc:?}, gpu_count: {count:?}_f64, infiniband: {ib:?}, rdma: {rdma:?}, isolated: {iso:?}, status: {status:?}, retirement_date: {retirement:?}, mig_capable: {mig:?}, aks_supported: {aks:?}, kaito_supported: {kaito:?}, requires_approval: {appr:?}, online_endpoint: {ep:?}, sources: &{sources:?} }}",
+            "SkuFacts {{ name: {name:?}, series: {series:?}, category: {category:?}, vendor: {vendor:?}, gpu_model: {model:?}, architecture: {arch:?}, compute_capability: {cc:?}, gpu_count: {count:?}_f64, vcpus: {vcpus}, infiniband: {ib:?}, rdma: {rdma:?}, isolated: {iso:?}, status: {status:?}, retirement_date: {retirement:?}, mig_capable: {mig:?}, aks_supported: {aks:?}, kaito_supported: {kaito:?}, requires_approval: {appr:?}, online_endpoint: {ep:?}, sources: &{sources:?} }}",
             series = text(&s["series"]).unwrap_or_default(),
+            vcpus = s["vcpus"].as_u64().unwrap_or(0),
             category = text(&s["category"]).unwrap_or_default(),
             ib = ic["infiniband"].as_bool().unwrap_or(false),
             rdma = ic["rdma"].as_bool().unwrap_or(false),

@@ -22,6 +22,8 @@ pub struct SkuFacts {
     pub compute_capability: Option<&'static str>,
     /// GPUs per VM (fractions for partial GPUs).
     pub gpu_count: f64,
+    /// vCPUs (0 when the catalog does not give them).
+    pub vcpus: u64,
     pub infiniband: bool,
     pub rdma: bool,
     pub isolated: bool,

@@ -331,8 +331,9 @@ fn sku_view(name: &str, as_of: &str) -> SkuView {
     }
 }
 
-/// The smallest current (no retirement date), non-isolated NVIDIA GPU size of the
-/// same vendor that satisfies `pred`.
+/// The smallest current (no retirement date), non-isolated GPU size of the same
+/// vendor, with at least the same compute capability, that satisfies `pred`
+/// (smallest by GPU count, then vCPUs).
 fn alternative(
     f: &SkuFacts,
     _as_of: &str,
@@ -344,7 +345,16 @@ fn alternative(
         .filter(|c| c.name == c.alias && c.category == "gpu" && c.vendor == f.vendor)
         .filter(|c| c.retirement_date.is_none() && c.status == "GA" && !c.isolated)
         .filter(|c| c.name != f.name && pred(c))
-        .min_by(|a, b| a.gpu_count.total_cmp(&b.gpu_count).then(a.name.cmp(b.name)))
+        .filter(|c| match (c.compute_capability, f.compute_capability) {
+            (Some(a), Some(b)) => version::compare(a, b).is_some_and(|o| o.is_ge()),
+            _ => true,
+        })
+        .min_by(|a, b| {
+            a.gpu_count
+                .total_cmp(&b.gpu_count)
+                .then(a.vcpus.cmp(&b.vcpus))
+                .then(a.name.cmp(b.name))
+        })
         .map(|c| c.name)
 }
 

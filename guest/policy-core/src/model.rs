@@ -98,7 +98,7 @@ pub fn normalize(doc: &Value, source: Source) -> Vec<Resource> {
             "aml-online-deployment" => "Azure ML online deployment".to_string(),
             "aml-batch-deployment" => "Azure ML batch deployment".to_string(),
             "aml-job" => format!("Azure ML {} job", r.source_kind),
-            "aks-node-pool" => "AKS node pool".to_string(),
+            "aks-node-pool" if r.source_kind == "agentPool" => "AKS node pool".to_string(),
             "aks-cluster" => "AKS cluster".to_string(),
             "kaito-workspace" => "KAITO workspace".to_string(),
             _ => r.source_kind.clone(),
@@ -348,6 +348,37 @@ fn normalize_kubernetes(doc: &Value, base: &str) -> Vec<Resource> {
         return normalize_aso_aks(doc, kind, base, r);
     }
 
+    if api.starts_with("kaito.sh/") {
+        return normalize_kaito_other(doc, kind, base, r);
+    }
+    if api.starts_with("karpenter.sh/") && kind == "NodeClaim" {
+        // A node request (gpu-provisioner / Karpenter): its instance type requirement.
+        let reqs = "/spec/requirements";
+        if let Some(Value::Array(list)) = doc.pointer(reqs) {
+            for (i, q) in list.iter().enumerate() {
+                let key = q.get("key").and_then(Value::as_str).unwrap_or_default();
+                if INSTANCE_TYPE_LABELS.contains(&key) || key == "karpenter.azure.com/sku-name" {
+                    if let Some(v) = q.pointer("/values/0").and_then(Value::as_str) {
+                        set_sku(&mut r, v, format!("{base}{reqs}/{i}/values/0"));
+                        break;
+                    }
+                }
+            }
+        }
+        r.kind = "aks-node-pool".into();
+        if let Some(Value::Array(t)) = doc.pointer("/spec/taints") {
+            r.taints = t
+                .iter()
+                .map(|t| {
+                    let f = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or_default();
+                    format!("{}={}:{}", f("key"), f("value"), f("effect"))
+                })
+                .collect();
+        }
+        resolve_intent(&mut r, "unknown");
+        return vec![r];
+    }
+
     let specs = pod_specs(doc, kind, "");
     if specs.is_empty() {
         return Vec::new();
@@ -397,6 +428,44 @@ fn normalize_kubernetes(doc: &Value, base: &str) -> Vec<Resource> {
     resolve_intent(&mut r, implied);
     resolve_cuda(&mut r, &env, &images);
     vec![r]
+}
+
+/// KAITO kinds other than `Workspace`: `RAGEngine` (`spec.compute.instanceType`),
+/// `InferenceSet` (`spec.template.resource.instanceType`), `MultiRoleInference`
+/// (`spec.roles[].instanceType`, one resource per role).
+fn normalize_kaito_other(doc: &Value, kind: &str, base: &str, template: Resource) -> Vec<Resource> {
+    let mut sites: Vec<(String, String)> = Vec::new();
+    match kind {
+        "RAGEngine" => sites.push(("/spec/compute/instanceType".into(), template.name.clone())),
+        "InferenceSet" => sites.push((
+            "/spec/template/resource/instanceType".into(),
+            template.name.clone(),
+        )),
+        "MultiRoleInference" => {
+            if let Some(Value::Array(roles)) = doc.pointer("/spec/roles") {
+                for (i, role) in roles.iter().enumerate() {
+                    let role_name = role.get("type").and_then(Value::as_str).unwrap_or("role");
+                    sites.push((
+                        format!("/spec/roles/{i}/instanceType"),
+                        format!("{}/{role_name}", template.name),
+                    ));
+                }
+            }
+        }
+        _ => return Vec::new(),
+    }
+    let mut out = Vec::new();
+    for (ptr, name) in sites {
+        let mut r = template.clone();
+        r.kind = "kaito-workspace".into();
+        r.name = name;
+        if let Some(sku) = str_at(doc, &ptr) {
+            set_sku(&mut r, sku, format!("{base}{ptr}"));
+        }
+        resolve_intent(&mut r, "inference");
+        out.push(r);
+    }
+    out
 }
 
 /// Azure Service Operator v2 AKS objects: `ManagedCluster` (cluster + inline

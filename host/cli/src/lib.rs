@@ -1,1 +1,130 @@
+//! The `computeguard` command line: `check`, `build`, `test`, `explain`, `policies`.
+//!
+//! Exit codes (the contract CI relies on): 0 nothing at or above `--fail-on`;
+//! 1 findings at or above it (or failing pack tests); 2 usage error,
+//! unreadable/invalid input or a broken policy.
 
+mod commands;
+pub mod config;
+pub mod policies;
+pub mod report;
+pub mod scan;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "computeguard",
+    version,
+    about = "Compliance and best-practice rules for AI/GPU compute on Azure, evaluated as sandboxed Wasm policies"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Check Kubernetes and Azure ML files (directories are walked, honouring .gitignore).
+    Check(commands::check::CheckArgs),
+    /// Compile a rule pack into a self-contained policy component.
+    Build(commands::build::BuildArgs),
+    /// Run a rule pack's own test cases through its compiled component.
+    Test(commands::test::TestArgs),
+    /// Explain a rule: what it checks, why (with sources) and how to fix it.
+    Explain(commands::explain::ExplainArgs),
+    /// List the available policies with versions and digests, or export the built-ins.
+    Policies(commands::policies::PoliciesArgs),
+}
+
+/// Outcome of a command, mapped to the exit code.
+pub enum Outcome {
+    Clean,
+    Findings,
+}
+
+/// Parses the arguments, runs the command and returns the exit code.
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("COMPUTEGUARD_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match cli.command {
+        Command::Check(a) => commands::check::run(a),
+        Command::Build(a) => commands::build::run(a),
+        Command::Test(a) => commands::test::run(a),
+        Command::Explain(a) => commands::explain::run(a),
+        Command::Policies(a) => commands::policies::run(a),
+    };
+    match result {
+        Ok(Outcome::Clean) => ExitCode::SUCCESS,
+        Ok(Outcome::Findings) => ExitCode::from(1),
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Validates a `YYYY-MM-DD` date.
+pub fn parse_date(s: &str) -> Result<String, String> {
+    chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
+        .map(|d| d.format("%Y-%m-%d").to_string())
+        .map_err(|_| format!("`{s}` is not a date; expected YYYY-MM-DD"))
+}
+
+/// Today's date in UTC.
+pub fn today() -> String {
+    chrono::Utc::now()
+        .date_naive()
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+/// The config named by `--config`, else `computeguard.yaml` found upward from the
+/// working directory, else defaults.
+pub fn load_config(explicit: Option<&PathBuf>) -> anyhow::Result<config::Config> {
+    match explicit {
+        Some(p) => config::Config::load(p),
+        None => {
+            let cwd = std::env::current_dir()?;
+            match config::Config::discover(&cwd) {
+                Some(p) => config::Config::load(&p),
+                None => Ok(config::Config::default()),
+            }
+        }
+    }
+}
+
+/// The engine the CLI uses: default limits and cache.
+pub fn engine() -> anyhow::Result<computeguard_engine::Engine> {
+    Ok(computeguard_engine::Engine::new(
+        computeguard_engine::EngineConfig::default(),
+    )?)
+}

@@ -1,0 +1,82 @@
+//! `computeguard check [PATH...]`
+
+use crate::report::{Format, Report, Severity};
+use crate::{Outcome, load_config, parse_date, policies, scan, today};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// Files or directories to check (default: the current directory).
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Configuration file (default: computeguard.yaml found upward from the working directory).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Extra policy: a rule pack (.yaml) or a component (.wasm). Repeatable.
+    #[arg(long = "policy")]
+    pub policies: Vec<PathBuf>,
+    /// Lowest severity that makes the exit code 1.
+    #[arg(long, value_enum, default_value = "error")]
+    pub fail_on: Severity,
+    /// Evaluation date, YYYY-MM-DD (default: config `asOf`, else today in UTC).
+    #[arg(long, value_parser = parse_date)]
+    pub as_of: Option<String>,
+    /// List skipped files.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
+    let config = load_config(args.config.as_ref())?;
+    let as_of = args
+        .as_of
+        .clone()
+        .or_else(|| config.as_of.clone())
+        .unwrap_or_else(today);
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let (files, skipped) = scan::collect(&paths)?;
+    let engine = crate::engine()?;
+    let loaded = policies::load_all(&engine, &config, &args.policies)?;
+    let scan = scan::Scan {
+        policies: &loaded,
+        config: &config,
+        as_of,
+    };
+    let report = scan.run(
+        &files,
+        Report {
+            skipped,
+            ..Report::default()
+        },
+    );
+    let stdout = std::io::stdout();
+    let color = args.format == Format::Text
+        && stdout.is_terminal()
+        && std::env::var_os("NO_COLOR").is_none();
+    report.render(args.format, color, args.verbose, &mut stdout.lock())?;
+    if !report.errors.is_empty() {
+        // Invalid input or a failing policy: exit 2 after reporting everything else.
+        anyhow::bail!(
+            "{} file(s) could not be checked (see above)",
+            report.summary.failed_files
+        );
+    }
+    Ok(
+        if report
+            .findings
+            .iter()
+            .any(|f| f.severity.at_least(args.fail_on))
+        {
+            Outcome::Findings
+        } else {
+            Outcome::Clean
+        },
+    )
+}

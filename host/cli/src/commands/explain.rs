@@ -1,0 +1,50 @@
+//! `computeguard explain <rule-id>`
+
+use crate::{Outcome, load_config, policies};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct ExplainArgs {
+    /// The rule id, e.g. `min-nodes-zero`.
+    pub rule: String,
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long = "policy")]
+    pub policies: Vec<PathBuf>,
+}
+
+pub fn run(args: ExplainArgs) -> anyhow::Result<Outcome> {
+    let config = load_config(args.config.as_ref())?;
+    let engine = crate::engine()?;
+    let loaded = policies::load_all(&engine, &config, &args.policies)?;
+    for l in &loaded {
+        let info = l.policy.info();
+        if let Some(r) = info.rules.iter().find(|r| r.id == args.rule) {
+            println!(
+                "{} ({}, policy {} {})",
+                r.id,
+                r.severity.as_str(),
+                info.name,
+                info.version
+            );
+            println!();
+            println!("{}", r.description);
+            if !r.targets.is_empty() {
+                println!("\nApplies to: {}", r.targets.join(", "));
+            }
+            println!("\nWhy: {}", r.rationale);
+            println!("\nFix: {}", r.remediation);
+            println!("\nMore: docs/rules/{}.md", r.id);
+            return Ok(Outcome::Clean);
+        }
+    }
+    let known: Vec<String> = loaded
+        .iter()
+        .flat_map(|l| l.policy.info().rules.iter().map(|r| r.id.clone()))
+        .collect();
+    anyhow::bail!(
+        "unknown rule `{}`; known rules: {}",
+        args.rule,
+        known.join(", ")
+    )
+}

@@ -1,0 +1,51 @@
+//! `computeguard policies [--export DIR]`
+
+use crate::{Outcome, load_config, policies};
+use anyhow::Context as _;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct PoliciesArgs {
+    /// Write each built-in policy as `<name>.wasm`, plus the WIT contract, to DIR.
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<PathBuf>,
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long = "policy")]
+    pub policies: Vec<PathBuf>,
+}
+
+/// The WIT contract, shipped with exported components.
+const WIT: &str = include_str!("../../../../wit/policy.wit");
+
+pub fn run(args: PoliciesArgs) -> anyhow::Result<Outcome> {
+    if let Some(dir) = &args.export {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create `{}`", dir.display()))?;
+        for b in computeguard_builtins::BUILTINS {
+            let path = dir.join(format!("{}.wasm", b.name));
+            std::fs::write(&path, b.component)
+                .with_context(|| format!("cannot write `{}`", path.display()))?;
+            println!("{}", path.display());
+        }
+        let wit = dir.join("wit/policy.wit");
+        std::fs::create_dir_all(dir.join("wit"))?;
+        std::fs::write(&wit, WIT)?;
+        println!("{}", wit.display());
+        return Ok(Outcome::Clean);
+    }
+    let config = load_config(args.config.as_ref())?;
+    let engine = crate::engine()?;
+    for l in policies::load_all(&engine, &config, &args.policies)? {
+        let info = l.policy.info();
+        println!(
+            "{} {}  {} rules  {}  ({})",
+            info.name,
+            info.version,
+            info.rules.len(),
+            l.policy.digest(),
+            l.policy.origin()
+        );
+    }
+    Ok(Outcome::Clean)
+}

@@ -1,0 +1,327 @@
+//! `computeguard.yaml`: the project configuration. Every key is optional; see
+//! `docs/configuration.md` for the defaults.
+
+use anyhow::{Context as _, Result};
+use computeguard_decode::{Positions, decode_yaml};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The file name looked up from the working directory upwards.
+pub const FILE_NAME: &str = "computeguard.yaml";
+
+/// A severity override: a level, or `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Error,
+    Warning,
+    Info,
+    Off,
+}
+
+impl Level {
+    pub fn parse(s: &str) -> Option<Level> {
+        match s {
+            "error" => Some(Level::Error),
+            "warning" => Some(Level::Warning),
+            "info" => Some(Level::Info),
+            "off" => Some(Level::Off),
+            _ => None,
+        }
+    }
+}
+
+/// A config `ignore:` entry.
+#[derive(Clone, Debug)]
+pub struct Ignore {
+    pub rule: String,
+    pub paths: globset::GlobSet,
+    pub reason: String,
+}
+
+/// The parsed configuration.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// Where the file was read from (None: defaults).
+    pub path: Option<PathBuf>,
+    pub as_of: Option<String>,
+    pub regions_allowed: Vec<String>,
+    pub allowed_geographies: Vec<String>,
+    pub rules: BTreeMap<String, Level>,
+    /// Extra policies, relative to the config file.
+    pub policies: Vec<PathBuf>,
+    /// Settings per policy name (built-in regions settings are derived from `regions`).
+    pub settings: BTreeMap<String, Value>,
+    pub ignore: Vec<Ignore>,
+}
+
+/// A config error with its line.
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl std::error::Error for ConfigError {}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Config {
+    /// Finds `computeguard.yaml` in `start` or its ancestors.
+    pub fn discover(start: &Path) -> Option<PathBuf> {
+        start
+            .ancestors()
+            .map(|d| d.join(FILE_NAME))
+            .find(|p| p.is_file())
+    }
+
+    /// Reads and validates a config file. Errors name the file and line.
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config `{}`", path.display()))?;
+        Self::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Config> {
+        let file = path.display().to_string();
+        let docs = decode_yaml(text)
+            .map_err(|e| ConfigError(format!("{file}:{}:{}: {}", e.line, e.column, e.message)))?;
+        let mut cfg = Config {
+            path: Some(path.to_path_buf()),
+            ..Config::default()
+        };
+        let Some(doc) = docs.into_iter().next() else {
+            return Ok(cfg);
+        };
+        let pos = &doc.positions;
+        let at = |ptr: &str| {
+            pos.locate(ptr)
+                .map_or(String::new(), |s| format!(":{}:{}", s.line, s.column))
+        };
+        let fail = |ptr: &str, msg: String| -> anyhow::Error {
+            ConfigError(format!("{file}{}: {msg}", at(ptr))).into()
+        };
+        let Some(root) = doc.value.as_object() else {
+            return Err(fail("", "the configuration must be a mapping".into()));
+        };
+        for key in root.keys() {
+            if !["asOf", "regions", "rules", "policies", "settings", "ignore"]
+                .contains(&key.as_str())
+            {
+                return Err(fail(
+                    &format!("/{key}"),
+                    format!(
+                        "unknown key `{key}`; expected asOf, regions, rules, policies, settings or ignore"
+                    ),
+                ));
+            }
+        }
+        if let Some(v) = root.get("asOf") {
+            let s = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
+            crate::parse_date(&s).map_err(|e| fail("/asOf", e))?;
+            cfg.as_of = Some(s);
+        }
+        if let Some(r) = root.get("regions") {
+            let Some(r) = r.as_object() else {
+                return Err(fail(
+                    "/regions",
+                    "`regions` must be a mapping with `allowed` and/or `allowedGeographies`".into(),
+                ));
+            };
+            for (k, v) in r {
+                let list = strings(v).ok_or_else(|| {
+                    fail(
+                        &format!("/regions/{k}"),
+                        format!("`regions.{k}` must be a list of strings"),
+                    )
+                })?;
+                match k.as_str() {
+                    "allowed" => cfg.regions_allowed = list,
+                    "allowedGeographies" => cfg.allowed_geographies = list,
+                    _ => {
+                        return Err(fail(
+                            &format!("/regions/{k}"),
+                            format!(
+                                "unknown key `regions.{k}`; expected allowed or allowedGeographies"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(r) = root.get("rules") {
+            let Some(r) = r.as_object() else {
+                return Err(fail(
+                    "/rules",
+                    "`rules` must map rule ids to error, warning, info or off".into(),
+                ));
+            };
+            for (id, v) in r {
+                let level = v.as_str().and_then(Level::parse).ok_or_else(|| {
+                    fail(
+                        &format!("/rules/{id}"),
+                        format!("rule `{id}`: expected error, warning, info or off"),
+                    )
+                })?;
+                cfg.rules.insert(id.clone(), level);
+            }
+        }
+        if let Some(p) = root.get("policies") {
+            let list = strings(p).ok_or_else(|| {
+                fail(
+                    "/policies",
+                    "`policies` must be a list of pack (.yaml) or component (.wasm) paths".into(),
+                )
+            })?;
+            let base = path.parent().unwrap_or(Path::new("."));
+            cfg.policies = list.iter().map(|p| base.join(p)).collect();
+        }
+        if let Some(s) = root.get("settings") {
+            let Some(s) = s.as_object() else {
+                return Err(fail(
+                    "/settings",
+                    "`settings` must map policy names to settings objects".into(),
+                ));
+            };
+            cfg.settings = s.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        }
+        if let Some(i) = root.get("ignore") {
+            let Some(list) = i.as_array() else {
+                return Err(fail(
+                    "/ignore",
+                    "`ignore` must be a list of {rule, paths, reason}".into(),
+                ));
+            };
+            for (n, entry) in list.iter().enumerate() {
+                let ptr = format!("/ignore/{n}");
+                let obj: &Map<String, Value> = entry
+                    .as_object()
+                    .ok_or_else(|| fail(&ptr, "an ignore entry must be a mapping".into()))?;
+                let rule = obj
+                    .get("rule")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| fail(&ptr, "an ignore entry needs `rule`".into()))?;
+                let reason = obj
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if reason.trim().is_empty() {
+                    return Err(fail(&ptr, format!("ignoring `{rule}` needs a `reason`")));
+                }
+                let globs = obj
+                    .get("paths")
+                    .map_or(Some(vec!["**".to_string()]), strings)
+                    .ok_or_else(|| {
+                        fail(
+                            &format!("{ptr}/paths"),
+                            "`paths` must be a list of glob patterns".into(),
+                        )
+                    })?;
+                let mut set = globset::GlobSetBuilder::new();
+                for g in &globs {
+                    set.add(globset::Glob::new(g).map_err(|e| {
+                        fail(&format!("{ptr}/paths"), format!("bad glob `{g}`: {e}"))
+                    })?);
+                }
+                cfg.ignore.push(Ignore {
+                    rule: rule.to_string(),
+                    paths: set.build().map_err(|e| fail(&ptr, e.to_string()))?,
+                    reason: reason.to_string(),
+                });
+            }
+        }
+        let _: &Positions = pos;
+        Ok(cfg)
+    }
+
+    /// Settings for the built-in policy, from `regions`.
+    pub fn builtin_settings(&self) -> Value {
+        let mut regions = Map::new();
+        if !self.regions_allowed.is_empty() {
+            regions.insert("allowed".into(), self.regions_allowed.clone().into());
+        }
+        if !self.allowed_geographies.is_empty() {
+            regions.insert(
+                "allowedGeographies".into(),
+                self.allowed_geographies.clone().into(),
+            );
+        }
+        let mut s = Map::new();
+        if !regions.is_empty() {
+            s.insert("regions".into(), Value::Object(regions));
+        }
+        Value::Object(s)
+    }
+
+    /// Whether a config `ignore:` entry silences `rule` for `path` (relative to the config).
+    pub fn ignored(&self, rule: &str, path: &Path) -> Option<&Ignore> {
+        let rel = match &self.path {
+            Some(cfg) => path
+                .strip_prefix(cfg.parent().unwrap_or(Path::new(".")))
+                .unwrap_or(path),
+            None => path,
+        };
+        let rel = rel.strip_prefix("./").unwrap_or(rel);
+        self.ignore
+            .iter()
+            .find(|i| i.rule == rule && i.paths.is_match(rel))
+    }
+}
+
+fn strings(v: &Value) -> Option<Vec<String>> {
+    v.as_array()?
+        .iter()
+        .map(|x| x.as_str().map(str::to_string))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_config_parses() -> Result<()> {
+        let text = "asOf: 2026-01-31\nregions:\n  allowed: [eastus, West Europe]\nrules:\n  min-nodes-zero: error\n  sku-unknown: off\nignore:\n  - rule: min-nodes-zero\n    paths: [\"infra/legacy/**\"]\n    reason: warm pool\n";
+        let c = Config::parse(Path::new("/repo/computeguard.yaml"), text)?;
+        assert_eq!(c.as_of.as_deref(), Some("2026-01-31"));
+        assert_eq!(c.rules.get("sku-unknown"), Some(&Level::Off));
+        assert_eq!(
+            c.builtin_settings(),
+            serde_json::json!({"regions": {"allowed": ["eastus", "West Europe"]}})
+        );
+        assert!(
+            c.ignored("min-nodes-zero", Path::new("/repo/infra/legacy/a.yml"))
+                .is_some()
+        );
+        assert!(
+            c.ignored("min-nodes-zero", Path::new("/repo/infra/new/a.yml"))
+                .is_none()
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let err =
+            Config::parse(Path::new("cg.yaml"), "regions:\n  allowed: eastus\n").expect_err("bad");
+        assert_eq!(
+            err.to_string(),
+            "cg.yaml:2:3: `regions.allowed` must be a list of strings"
+        );
+        let err = Config::parse(Path::new("cg.yaml"), "rules:\n  min-nodes-zero: loud\n")
+            .expect_err("bad");
+        assert!(
+            err.to_string()
+                .starts_with("cg.yaml:2:3: rule `min-nodes-zero`"),
+            "{err}"
+        );
+        let err = Config::parse(Path::new("cg.yaml"), "asof: 2026-01-01\n").expect_err("bad");
+        assert!(err.to_string().contains("unknown key `asof`"), "{err}");
+        let err = Config::parse(Path::new("cg.yaml"), "ignore:\n  - rule: x\n").expect_err("bad");
+        assert!(err.to_string().contains("needs a `reason`"), "{err}");
+    }
+}

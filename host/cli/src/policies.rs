@@ -1,0 +1,114 @@
+//! The set of policies a run evaluates: the built-ins plus `policies:` from the
+//! config plus `--policy` flags. A `.yaml` pack is compiled and composed on the
+//! fly; a `.wasm` component is loaded as is.
+
+use crate::config::Config;
+use anyhow::{Result, anyhow, bail};
+use computeguard_engine::{Engine, Policy};
+use serde_json::Value;
+use std::path::Path;
+
+/// A loaded policy and the settings it runs with.
+pub struct Loaded {
+    pub policy: Policy,
+    pub settings: Value,
+    pub settings_text: String,
+    pub builtin: bool,
+}
+
+/// Loads every policy and validates its settings. Errors name the file (and line,
+/// for packs that do not compile).
+pub fn load_all(
+    engine: &Engine,
+    config: &Config,
+    extra: &[std::path::PathBuf],
+) -> Result<Vec<Loaded>> {
+    let mut out = Vec::new();
+    for b in computeguard_builtins::BUILTINS {
+        let policy = engine.load(b.component, &format!("builtin:{}", b.name))?;
+        out.push(prepare(policy, config, true)?);
+    }
+    for path in config.policies.iter().chain(extra) {
+        let policy = load_file(engine, path)?;
+        if out
+            .iter()
+            .any(|l: &Loaded| l.policy.info().name == policy.info().name)
+        {
+            bail!(
+                "`{}`: a policy named `{}` is already loaded",
+                path.display(),
+                policy.info().name
+            );
+        }
+        out.push(prepare(policy, config, false)?);
+    }
+    Ok(out)
+}
+
+fn prepare(policy: Policy, config: &Config, builtin: bool) -> Result<Loaded> {
+    let name = policy.info().name.clone();
+    let settings = match config.settings.get(&name) {
+        Some(s) => s.clone(),
+        None if builtin => config.builtin_settings(),
+        None => Value::Object(Default::default()),
+    };
+    policy.validate_settings(&settings).map_err(|e| {
+        let at = config
+            .path
+            .as_ref()
+            .map(|p| format!("{}: ", p.display()))
+            .unwrap_or_default();
+        anyhow!("{at}{e}")
+    })?;
+    Ok(Loaded {
+        settings_text: settings.to_string(),
+        policy,
+        settings,
+        builtin,
+    })
+}
+
+/// Compiles a pack (`.yaml`/`.yml`) or reads a component (`.wasm`) into a component.
+pub fn component_bytes(path: &Path) -> Result<Vec<u8>> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    match ext {
+        "wasm" => {
+            std::fs::read(path).map_err(|e| anyhow!("cannot read policy `{}`: {e}", path.display()))
+        }
+        "yaml" | "yml" => {
+            let compiled = compile_pack(path)?;
+            Ok(computeguard_compiler::compose(
+                computeguard_builtins::RUNTIME,
+                &compiled.pack,
+            )?)
+        }
+        _ => bail!(
+            "`{}`: a policy is a rule pack (.yaml) or a component (.wasm)",
+            path.display()
+        ),
+    }
+}
+
+/// Compiles a pack file, turning diagnostics into one error with every problem.
+pub fn compile_pack(path: &Path) -> Result<computeguard_compiler::CompiledPack> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow!("cannot read pack `{}`: {e}", path.display()))?;
+    computeguard_compiler::compile(&path.display().to_string(), &text).map_err(|diags| {
+        let n = diags.len();
+        let body: Vec<String> = diags.iter().map(ToString::to_string).collect();
+        anyhow!(
+            "{}\n\n{n} problem{} in `{}`",
+            body.join("\n\n"),
+            if n == 1 { "" } else { "s" },
+            path.display()
+        )
+    })
+}
+
+fn load_file(engine: &Engine, path: &Path) -> Result<Policy> {
+    let bytes = component_bytes(path)?;
+    Ok(engine.load(&bytes, &path.display().to_string())?)
+}

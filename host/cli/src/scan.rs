@@ -1,0 +1,271 @@
+//! Walks paths, decodes files with positions, evaluates every document with every
+//! policy, and maps findings back to file:line.
+
+use crate::config::{Config, Level};
+use crate::policies::Loaded;
+use crate::report::{FileError, Finding, Report, ResourceRef, Severity};
+use computeguard_decode::{Document, decode_json, decode_yaml};
+use computeguard_engine::{Request, Severity as PolicySeverity};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Extensions `check` reads.
+pub const SUPPORTED: &[&str] = &["yaml", "yml", "json"];
+
+/// Marker of an inline suppression: `# computeguard:ignore <rule-id> <reason>`.
+pub const IGNORE_MARKER: &str = "computeguard:ignore";
+
+pub struct Scan<'a> {
+    pub policies: &'a [Loaded],
+    pub config: &'a Config,
+    pub as_of: String,
+}
+
+/// Files to check under `paths` (directories are walked honouring `.gitignore`).
+/// Missing paths are errors.
+pub fn collect(paths: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Vec<(String, String)>)> {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    for p in paths {
+        if !p.exists() {
+            anyhow::bail!("path `{}` does not exist", p.display());
+        }
+        if p.is_file() {
+            if supported(p) {
+                files.push(p.clone());
+            } else {
+                skipped.push((p.display().to_string(), "not a YAML or JSON file".into()));
+            }
+            continue;
+        }
+        let walker = ignore::WalkBuilder::new(p).require_git(false).build();
+        for entry in walker {
+            let entry = entry?;
+            if entry.file_type().is_some_and(|t| t.is_file()) {
+                let path = entry.into_path();
+                if supported(&path) {
+                    files.push(path);
+                } else {
+                    skipped.push((path.display().to_string(), "not a YAML or JSON file".into()));
+                }
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok((files, skipped))
+}
+
+fn supported(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| SUPPORTED.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+/// What one file contributed.
+#[derive(Default)]
+struct FileResult {
+    findings: Vec<Finding>,
+    errors: Vec<FileError>,
+    documents: usize,
+    resources: usize,
+    suppressed: usize,
+    skipped: Option<String>,
+}
+
+impl Scan<'_> {
+    pub fn run(&self, files: &[PathBuf], mut report: Report) -> Report {
+        let results: Vec<FileResult> = files.par_iter().map(|f| self.file(f)).collect();
+        report.summary.files = files.len();
+        report.summary.as_of = self.as_of.clone();
+        for (path, r) in files.iter().zip(results) {
+            report.findings.extend(r.findings);
+            report.errors.extend(r.errors);
+            report.summary.documents += r.documents;
+            report.summary.resources += r.resources;
+            report.summary.suppressed += r.suppressed;
+            if let Some(why) = r.skipped {
+                report.skipped.push((path.display().to_string(), why));
+            }
+        }
+        report.finish();
+        report
+    }
+
+    fn file(&self, path: &Path) -> FileResult {
+        let name = path.display().to_string();
+        let mut out = FileResult::default();
+        let text = match std::fs::read(path) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(t) => t,
+                Err(_) => {
+                    out.errors.push(FileError {
+                        file: name,
+                        line: 0,
+                        message: "file is not valid UTF-8".into(),
+                    });
+                    return out;
+                }
+            },
+            Err(e) => {
+                out.errors.push(FileError {
+                    file: name,
+                    line: 0,
+                    message: format!("cannot read file: {e}"),
+                });
+                return out;
+            }
+        };
+        let is_json = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        let decoded = if is_json {
+            decode_json(&text).map(|d| vec![d])
+        } else {
+            decode_yaml(&text)
+        };
+        let docs = match decoded {
+            Ok(d) => d,
+            Err(e) if !is_json && text.contains("{{") => {
+                out.skipped = Some(format!(
+                    "template (Helm/Go) that is not YAML until rendered: {e}"
+                ));
+                return out;
+            }
+            Err(e) => {
+                let what = if is_json { "JSON" } else { "YAML" };
+                out.errors.push(FileError {
+                    file: name,
+                    line: e.line,
+                    message: format!(
+                        "invalid {what} at line {}, column {}: {}",
+                        e.line, e.column, e.message
+                    ),
+                });
+                return out;
+            }
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        for doc in &docs {
+            self.document(path, &name, &lines, doc, &mut out);
+        }
+        if out.resources == 0 && out.errors.is_empty() {
+            out.skipped = Some("no compute resources recognised".into());
+        }
+        out
+    }
+
+    fn document(
+        &self,
+        path: &Path,
+        name: &str,
+        lines: &[&str],
+        doc: &Document,
+        out: &mut FileResult,
+    ) {
+        out.documents += 1;
+        if !doc.value.is_object() {
+            return;
+        }
+        let json = doc.value.to_string();
+        let mut recognised = 0;
+        for loaded in self.policies {
+            let mut request = Request::new(json.clone(), self.as_of.clone());
+            request.settings.clone_from(&loaded.settings_text);
+            let response = match loaded.policy.evaluate(&request) {
+                Ok(r) => r,
+                Err(e) => {
+                    let line = doc.positions.locate("").map_or(0, |s| s.line);
+                    out.errors.push(FileError {
+                        file: name.to_string(),
+                        line,
+                        message: e.to_string(),
+                    });
+                    continue;
+                }
+            };
+            recognised = recognised.max(response.resources.len());
+            for v in response.violations {
+                let severity = match self.config.rules.get(&v.rule) {
+                    Some(Level::Off) => continue,
+                    Some(Level::Error) => Severity::Error,
+                    Some(Level::Warning) => Severity::Warning,
+                    Some(Level::Info) => Severity::Info,
+                    None => match v.severity {
+                        PolicySeverity::Error => Severity::Error,
+                        PolicySeverity::Warning => Severity::Warning,
+                        PolicySeverity::Info => Severity::Info,
+                    },
+                };
+                let span = doc.positions.locate(&v.path);
+                let (line, column) = span.map_or((0, 0), |s| (s.line, s.column));
+                if inline_ignored(lines, line, &v.rule)
+                    || self.config.ignored(&v.rule, path).is_some()
+                {
+                    out.suppressed += 1;
+                    continue;
+                }
+                out.findings.push(Finding {
+                    rule: v.rule,
+                    severity,
+                    message: v.message,
+                    file: name.to_string(),
+                    line,
+                    column,
+                    path: v.path,
+                    resource: ResourceRef {
+                        kind: v.resource.kind,
+                        name: v.resource.name,
+                    },
+                    policy: loaded.policy.info().name.clone(),
+                    remediation: v.remediation,
+                    document: doc.index,
+                    source_line: (line > 0)
+                        .then(|| lines.get(line as usize - 1).map(|l| l.to_string()))
+                        .flatten(),
+                });
+            }
+        }
+        out.resources += recognised;
+    }
+}
+
+/// `# computeguard:ignore <rule-id> <reason>` on the finding's line or the line before.
+fn inline_ignored(lines: &[&str], line: u32, rule: &str) -> bool {
+    if line == 0 {
+        return false;
+    }
+    let idx = line as usize - 1;
+    [Some(idx), idx.checked_sub(1)]
+        .into_iter()
+        .flatten()
+        .filter_map(|i| lines.get(i))
+        .any(|l| {
+            l.find(IGNORE_MARKER).is_some_and(|at| {
+                let mut words = l[at + IGNORE_MARKER.len()..].split_whitespace();
+                words.next() == Some(rule) && words.next().is_some()
+            })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_ignore_needs_rule_and_reason() {
+        let lines = [
+            "# computeguard:ignore min-nodes-zero warm pool for the nightly SLA",
+            "min_instances: 2",
+            "x: 1 # computeguard:ignore sku-retired",
+            "y: 2",
+        ];
+        assert!(inline_ignored(&lines, 2, "min-nodes-zero"));
+        assert!(!inline_ignored(&lines, 2, "sku-retired"));
+        assert!(
+            !inline_ignored(&lines, 3, "sku-retired"),
+            "a suppression without a reason does not count"
+        );
+        assert!(!inline_ignored(&lines, 4, "min-nodes-zero"));
+    }
+}
