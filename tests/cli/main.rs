@@ -1,0 +1,93 @@
+//! End-to-end tests: run the real `computeguard` binary on fixture files and
+//! assert the exact findings, exit codes and messages.
+
+mod check;
+mod commands;
+mod corpus;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("root")
+}
+
+pub fn fixtures() -> PathBuf {
+    root().join("tests/fixtures")
+}
+
+/// The binary with a shared artifact cache, no colour, run from the repository root
+/// with no configuration found.
+pub fn computeguard() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_computeguard"));
+    cmd.current_dir(root()).env("NO_COLOR", "1").env(
+        "COMPUTEGUARD_CACHE_DIR",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("cwasm-cache"),
+    );
+    cmd
+}
+
+pub fn run(args: &[&str]) -> Output {
+    computeguard()
+        .args(args)
+        .output()
+        .expect("run computeguard")
+}
+
+pub fn code(out: &Output) -> i32 {
+    out.status.code().expect("exit code")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// `check --format json` with `args`; returns (exit code, report).
+pub fn check_json(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["check", "--format", "json", "--as-of", "2026-11-22"];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "json output: {e}\nstdout: {}\nstderr: {}",
+            stdout(&out),
+            stderr(&out)
+        )
+    });
+    (code(&out), report)
+}
+
+/// (rule, file relative to the fixtures dir, line) of every finding.
+pub fn findings(report: &Value) -> Vec<(String, String, u64)> {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            let file = f["file"]
+                .as_str()
+                .expect("file")
+                .replace("tests/fixtures/", "");
+            (
+                f["rule"].as_str().expect("rule").to_string(),
+                file,
+                f["line"].as_u64().expect("line"),
+            )
+        })
+        .collect()
+}
+
+pub fn triples(list: &[(&str, &str, u64)]) -> Vec<(String, String, u64)> {
+    list.iter()
+        .map(|(r, f, l)| (r.to_string(), f.to_string(), *l))
+        .collect()
+}
