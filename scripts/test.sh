@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on a fresh machine: installs what the build needs,
+# then builds (host + the wasm32-wasip2 policy components) and tests everything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== toolchain"
+rustup target add wasm32-wasip2
+rustc --version
+
+echo "== format"
+cargo fmt --all -- --check
+
+echo "== tests"
+cargo test --workspace
+
+echo "== the bundled examples check as documented (exit 1: they contain findings)"
+set +e
+cargo run --quiet -- check --config examples/computeguard.yaml examples/ > /dev/null
+code=$?
+set -e
+if [ "$code" -ne 1 ]; then
+  echo "expected exit code 1 from the examples, got $code" >&2
+  exit 1
+fi
+echo "all checks passed"
