@@ -46,12 +46,12 @@ fn kubernetes_multi_document_and_admission_review_lines() {
             (
                 "gpu-workload-scheduling",
                 "kubernetes/kyverno-check-nvidia-gpu-pods-bad.yaml",
-                8
+                15
             ),
             (
                 "gpu-workload-scheduling",
                 "kubernetes/kyverno-check-nvidia-gpu-pods-bad.yaml",
-                24
+                31
             ),
             (
                 "no-infiniband-for-inference",
@@ -105,7 +105,8 @@ fn invalid_yaml_is_exit_2_naming_file_and_line() {
         text.contains("--> tests/fixtures/invalid/broken.yaml:4"),
         "{text}"
     );
-    assert!(text.contains("invalid YAML at line 4"), "{text}");
+    assert!(text.contains("invalid YAML at line 4, column"), "{text}");
+    assert!(!text.contains("invalid yaml"), "said once: {text}");
     let out = run(&["check", "tests/fixtures/invalid/broken.json"]);
     assert_eq!(code(&out), 2);
     assert!(
@@ -237,7 +238,7 @@ fn text_output_has_a_code_frame_and_summary() {
         "tests/fixtures/azureml/gpu-cluster-idle-nc6.yml",
     ]);
     let text = stdout(&out);
-    assert!(text.contains("error[sku-retired]: Azure ML compute cluster gpu-cluster uses Standard_NC6, retired since 2023-09-06"), "{text}");
+    assert!(text.contains("error[sku-retired]: Azure ML compute cluster gpu-cluster uses Standard_NC6, retired on 2023-09-06"), "{text}");
     assert!(text.contains("  --> tests/fixtures/azureml/gpu-cluster-idle-nc6.yml:6:1\n  |\n6 | size: Standard_NC6\n  | ^^^^^^^^^^^^^^^^^^"), "{text}");
     assert!(text.contains("computeguard: 1 error, 1 warning, 0 infos in 1 file (1 document, 1 resource); as of 2026-11-22"), "{text}");
 }
@@ -258,4 +259,61 @@ fn github_format_emits_workflow_annotations() {
         text.contains("::warning file=tests/fixtures/azureml/gpu-cluster-idle-nc6.yml,line=7,"),
         "{text}"
     );
+}
+
+#[test]
+fn unknown_rule_in_config_is_an_error_with_its_line() -> std::io::Result<()> {
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("computeguard.yaml"),
+        "rules:\n  min-nodes-zer0: off\n",
+    )?;
+    std::fs::copy(
+        fixtures().join("azureml/gpu-cluster-idle-nc6.yml"),
+        dir.path().join("c.yml"),
+    )?;
+    let out = computeguard()
+        .current_dir(dir.path())
+        .args(["check", "."])
+        .output()?;
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("computeguard.yaml:2: unknown rule `min-nodes-zer0`"),
+        "{}",
+        stderr(&out)
+    );
+    Ok(())
+}
+
+#[test]
+fn allowed_geographies_match_areas_and_eu_case_insensitively() -> std::io::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let cluster = |loc: &str| {
+        format!("type: amlcompute\nname: c\nsize: Standard_NC24ads_A100_v4\nlocation: {loc}\n")
+    };
+    std::fs::write(dir.path().join("de.yml"), cluster("Germany West Central"))?;
+    std::fs::write(dir.path().join("ch.yml"), cluster("switzerlandnorth"))?;
+    std::fs::write(dir.path().join("us.yml"), cluster("eastus"))?;
+    let rules = |geos: &str| -> std::io::Result<Vec<String>> {
+        std::fs::write(
+            dir.path().join("computeguard.yaml"),
+            format!("regions:\n  allowedGeographies: [{geos}]\n"),
+        )?;
+        let out = computeguard()
+            .current_dir(dir.path())
+            .args(["check", "--format", "json", "."])
+            .output()?;
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        Ok(report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["rule"] == "region-allowed")
+            .map(|f| f["file"].as_str().unwrap_or("").to_string())
+            .collect())
+    };
+    assert_eq!(rules("europe")?, ["./us.yml"]);
+    assert_eq!(rules("EU")?, ["./ch.yml", "./us.yml"]);
+    assert_eq!(rules("United States")?, ["./ch.yml", "./de.yml"]);
+    Ok(())
 }

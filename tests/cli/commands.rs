@@ -14,7 +14,7 @@ fn build_then_check_with_a_custom_pack() -> std::io::Result<()> {
     ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("built org-rules 1.2.0 (1 rules"),
+        stderr(&out).contains("built org-rules 1.2.0 (1 rule,"),
         "{}",
         stderr(&out)
     );

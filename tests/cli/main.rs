@@ -52,6 +52,7 @@ pub fn stderr(out: &Output) -> String {
 }
 
 /// `check --format json` with `args`; returns (exit code, report).
+#[allow(clippy::panic)] // a test helper: the message shows what the binary printed
 pub fn check_json(args: &[&str]) -> (i32, Value) {
     let mut all = vec!["check", "--format", "json", "--as-of", "2026-11-22"];
     all.extend_from_slice(args);

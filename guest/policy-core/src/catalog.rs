@@ -60,6 +60,8 @@ pub struct RegionFacts {
     pub display_name: &'static str,
     /// Geography as in the Azure regions list, e.g. `United States`, `Europe`.
     pub geography: &'static str,
+    /// Area tab of the regions list: `Americas`, `Europe`, `Asia Pacific`, `Middle East`, `Africa`.
+    pub area: &'static str,
     pub country: &'static str,
     /// In an EU member state.
     pub eu: bool,

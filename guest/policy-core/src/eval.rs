@@ -123,7 +123,7 @@ impl Evaluator {
             scope.add_variable_from_value("resource", to_cel(res));
             scope.add_variable_from_value("object", json_to_cel(object));
             for (rule, compiled) in self.pack.rules.iter().zip(&self.rules) {
-                if !rule.targets.is_empty() && !rule.targets.iter().any(|t| *t == res.kind) {
+                if !rule.targets.is_empty() && !rule.targets.contains(&res.kind) {
                     continue;
                 }
                 let fail = |message: String| RuleError {
@@ -199,6 +199,9 @@ impl Evaluator {
                     .as_ref()
                     .and_then(|f| res.fields.get(f).cloned())
                     .or_else(|| rule.path.as_ref().map(|p| format!("{}{p}", res.pointer)))
+                    // The field this rule names is not written in this resource (a
+                    // default applies): point at the size, the heart of the resource.
+                    .or_else(|| res.fields.get("sku").cloned())
                     .unwrap_or_else(|| res.pointer.clone());
                 out.violations.push(Violation {
                     rule: rule.id.clone(),
@@ -365,6 +368,7 @@ struct RegionView {
     name: String,
     display_name: Option<&'static str>,
     geography: Option<&'static str>,
+    area: Option<&'static str>,
     country: Option<&'static str>,
     eu: bool,
     eea: bool,
@@ -377,6 +381,7 @@ fn region_view(name: &str) -> RegionView {
         name: facts.map_or_else(|| region::normalize(name), |f| f.name.to_string()),
         display_name: facts.map(|f| f.display_name),
         geography: facts.map(|f| f.geography),
+        area: facts.map(|f| f.area),
         country: facts.map(|f| f.country),
         eu: facts.is_some_and(|f| f.eu),
         eea: facts.is_some_and(|f| f.eea),
@@ -391,6 +396,12 @@ fn register_functions(ctx: &mut Context<'_>, as_of: &str) {
     });
     ctx.add_function("region", |v: Cel| -> R {
         Ok(to_cel(&region_view(text_arg(&v).unwrap_or(""))))
+    });
+    ctx.add_function("inGeography", |r: Cel, g: Cel| -> R {
+        Ok(match (text_arg(&r), text_arg(&g)) {
+            (Some(r), Some(g)) => region::in_group(r, g).map_or(Cel::Null, Cel::Bool),
+            _ => Cel::Null,
+        })
     });
     ctx.add_function("cudaOf", |v: Cel| -> R {
         Ok(opt(text_arg(&v).and_then(cuda::cuda_of_image)))
@@ -415,7 +426,14 @@ fn register_functions(ctx: &mut Context<'_>, as_of: &str) {
 }
 
 /// Names of the functions and variables CEL rules can use (for build-time checks).
-pub const FUNCTIONS: &[&str] = &["sku", "region", "cudaOf", "cudaSupported", "versionAtLeast"];
+pub const FUNCTIONS: &[&str] = &[
+    "sku",
+    "region",
+    "inGeography",
+    "cudaOf",
+    "cudaSupported",
+    "versionAtLeast",
+];
 /// Top-level variables.
 pub const VARIABLES: &[&str] = &["resource", "object", "settings", "asOf"];
 /// Fields of `resource` (camelCase as CEL sees them).
@@ -485,6 +503,7 @@ pub const REGION_FIELDS: &[&str] = &[
     "name",
     "displayName",
     "geography",
+    "area",
     "country",
     "eu",
     "eea",

@@ -97,7 +97,8 @@ pub fn normalize(doc: &Value, source: Source) -> Vec<Resource> {
             "aml-compute-instance" => "Azure ML compute instance".to_string(),
             "aml-online-deployment" => "Azure ML online deployment".to_string(),
             "aml-batch-deployment" => "Azure ML batch deployment".to_string(),
-            "aml-job" => format!("Azure ML {} job", r.source_kind),
+            "aml-job" if r.source_kind != "aml-job" => format!("Azure ML {} job", r.source_kind),
+            "aml-job" => "Azure ML job".to_string(),
             "aks-node-pool" if r.source_kind == "agentPool" => "AKS node pool".to_string(),
             "aks-cluster" => "AKS cluster".to_string(),
             "kaito-workspace" => "KAITO workspace".to_string(),
@@ -238,12 +239,11 @@ fn resolve_cuda(r: &mut Resource, env: &[(String, String, String)], images: &[(S
     }
     let mut best: Option<(crate::version::Version, String, &str, &str)> = None;
     for (image, ptr) in images {
-        if let Some(v) = cuda::cuda_of_image(image) {
-            if let Some(parsed) = crate::version::Version::parse(&v) {
-                if best.as_ref().is_none_or(|(b, ..)| parsed > *b) {
-                    best = Some((parsed, v, image, ptr));
-                }
-            }
+        if let Some(v) = cuda::cuda_of_image(image)
+            && let Some(parsed) = crate::version::Version::parse(&v)
+            && best.as_ref().is_none_or(|(b, ..)| parsed > *b)
+        {
+            best = Some((parsed, v, image, ptr));
         }
     }
     if let Some((_, v, image, ptr)) = best {
@@ -357,11 +357,11 @@ fn normalize_kubernetes(doc: &Value, base: &str) -> Vec<Resource> {
         if let Some(Value::Array(list)) = doc.pointer(reqs) {
             for (i, q) in list.iter().enumerate() {
                 let key = q.get("key").and_then(Value::as_str).unwrap_or_default();
-                if INSTANCE_TYPE_LABELS.contains(&key) || key == "karpenter.azure.com/sku-name" {
-                    if let Some(v) = q.pointer("/values/0").and_then(Value::as_str) {
-                        set_sku(&mut r, v, format!("{base}{reqs}/{i}/values/0"));
-                        break;
-                    }
+                if (INSTANCE_TYPE_LABELS.contains(&key) || key == "karpenter.azure.com/sku-name")
+                    && let Some(v) = q.pointer("/values/0").and_then(Value::as_str)
+                {
+                    set_sku(&mut r, v, format!("{base}{reqs}/{i}/values/0"));
+                    break;
                 }
             }
         }
@@ -463,6 +463,7 @@ fn normalize_kaito_other(doc: &Value, kind: &str, base: &str, template: Resource
             set_sku(&mut r, sku, format!("{base}{ptr}"));
         }
         resolve_intent(&mut r, "inference");
+        resolve_cuda(&mut r, &[], &[]);
         out.push(r);
     }
     out
@@ -495,11 +496,13 @@ fn normalize_aso_aks(doc: &Value, kind: &str, base: &str, template: Resource) ->
                         template.name,
                         p.get("name").and_then(Value::as_str).unwrap_or("<unnamed>")
                     );
-                    pool.region = cluster.region.clone();
-                    if let Some(ptr) = cluster.fields.get("region") {
-                        pool.fields.insert("region".into(), ptr.clone());
-                    }
+                    // The pool runs in the cluster's region (reported once, on the cluster)
+                    // and inherits its Kubernetes version unless it sets its own.
                     pool.kubernetes_version = version.clone();
+                    pool.fields.insert(
+                        "kubernetesVersion".into(),
+                        format!("{base}/spec/kubernetesVersion"),
+                    );
                     read_agent_pool(&mut pool, p, &format!("{base}/spec/agentPoolProfiles/{i}"));
                     out.push(pool);
                 }
@@ -638,37 +641,49 @@ fn read_pod_spec(
             }
         }
     }
-    if r.region.is_none() {
-        if let Some(v) = r
+    if r.region.is_none()
+        && let Some(v) = r
             .node_selection
             .get("topology.kubernetes.io/region")
             .cloned()
-        {
-            let p = r
-                .fields
-                .get("nodeSelection.topology.kubernetes.io/region")
-                .cloned()
-                .unwrap_or_default();
-            set_region(r, &v, p);
-        }
+    {
+        let p = r
+            .fields
+            .get("nodeSelection.topology.kubernetes.io/region")
+            .cloned()
+            .unwrap_or_default();
+        set_region(r, &v, p);
     }
     if r.os_type.is_none() {
         r.os_type = r.node_selection.get("kubernetes.io/os").cloned();
     }
-    if r.priority.is_none() {
-        if let Some(p) = r
+    if r.priority.is_none()
+        && r.node_selection
+            .get("karpenter.sh/capacity-type")
+            .is_some_and(|v| v == "spot")
+    {
+        r.priority = Some("spot".into());
+        if let Some(ptr) = r
+            .fields
+            .get("nodeSelection.karpenter.sh/capacity-type")
+            .cloned()
+        {
+            r.fields.insert("priority".into(), ptr);
+        }
+    }
+    if r.priority.is_none()
+        && let Some(p) = r
             .node_selection
             .get("kubernetes.azure.com/scalesetpriority")
             .cloned()
-        {
-            let ptr = r
-                .fields
-                .get("nodeSelection.kubernetes.azure.com/scalesetpriority")
-                .cloned()
-                .unwrap_or_default();
-            r.priority = Some(p.to_ascii_lowercase());
-            r.fields.insert("priority".into(), ptr);
-        }
+    {
+        let ptr = r
+            .fields
+            .get("nodeSelection.kubernetes.azure.com/scalesetpriority")
+            .cloned()
+            .unwrap_or_default();
+        r.priority = Some(p.to_ascii_lowercase());
+        r.fields.insert("priority".into(), ptr);
     }
     if let Some(Value::Array(tols)) = spec.get("tolerations") {
         if r.tolerations.is_empty() {
@@ -677,8 +692,9 @@ fn read_pod_spec(
         }
         r.tolerations.extend(tols.iter().cloned());
     }
-    let mut pod_gpus = 0.0;
-    let mut pod_rdma = 0.0;
+    // Init containers run one at a time before the others: a pod needs the larger of
+    // the biggest init container and the sum of the regular containers.
+    let (mut init_gpus, mut init_rdma, mut pod_gpus, mut pod_rdma) = (0.0, 0.0, 0.0, 0.0);
     for list in ["initContainers", "containers"] {
         let Some(Value::Array(containers)) = spec.get(list) else {
             continue;
@@ -707,18 +723,17 @@ fn read_pod_spec(
                 }
             }
             let (g, d) = device_requests(r, c.get("resources"), &format!("{cptr}/resources"));
-            // Init containers run before the others: a pod needs the larger of the two.
             if list == "initContainers" {
-                pod_gpus = f64::max(pod_gpus, g);
-                pod_rdma = f64::max(pod_rdma, d);
+                init_gpus = f64::max(init_gpus, g);
+                init_rdma = f64::max(init_rdma, d);
             } else {
                 pod_gpus += g;
                 pod_rdma += d;
             }
         }
     }
-    r.gpu_requests = r.gpu_requests.max(pod_gpus);
-    r.rdma_requests = r.rdma_requests.max(pod_rdma);
+    r.gpu_requests = r.gpu_requests.max(pod_gpus.max(init_gpus));
+    r.rdma_requests = r.rdma_requests.max(pod_rdma.max(init_rdma));
 }
 
 /// GPU and RDMA device counts of one container's `resources` (limits win over requests).
@@ -736,9 +751,11 @@ fn device_requests(r: &mut Resource, res: Option<&Value>, ptr: &str) -> (f64, f6
             if k == "nvidia.com/gpu" || k == "amd.com/gpu" || k.starts_with("nvidia.com/mig-") {
                 g += n;
                 r.fields.entry("gpuRequests".into()).or_insert(p.clone());
-                if let Some(profile) = k.strip_prefix("nvidia.com/mig-") {
-                    r.gpu_instance_profile
-                        .get_or_insert_with(|| profile.to_string());
+                if let Some(profile) = k.strip_prefix("nvidia.com/mig-")
+                    && r.gpu_instance_profile.is_none()
+                {
+                    r.gpu_instance_profile = Some(profile.to_string());
+                    r.fields.insert("gpuInstanceProfile".into(), p.clone());
                 }
             } else if k.starts_with("rdma/") || k.starts_with("mellanox.com/") {
                 d += n;
@@ -861,10 +878,10 @@ fn normalize_azure_ml(doc: &Value) -> Option<Resource> {
         }
         _ => {
             // Jobs and batch deployments: `resources.instance_type` / `instance_count`.
-            if let Some(t) = str_at(doc, "/resources/instance_type") {
-                if catalog::sku_well_formed(t) {
-                    set_sku(&mut r, t, "/resources/instance_type".into());
-                }
+            if let Some(t) = str_at(doc, "/resources/instance_type")
+                && catalog::sku_well_formed(t)
+            {
+                set_sku(&mut r, t, "/resources/instance_type".into());
             }
             if let Some(n) = doc.pointer("/resources/instance_count").and_then(int_of) {
                 r.instance_count = Some(n);
@@ -872,12 +889,12 @@ fn normalize_azure_ml(doc: &Value) -> Option<Resource> {
                 r.fields
                     .insert("instanceCount".into(), "/resources/instance_count".into());
             }
-            if let Some(tier) = str_at(doc, "/queue_settings/job_tier") {
-                if tier.eq_ignore_ascii_case("spot") {
-                    r.priority = Some("spot".into());
-                    r.fields
-                        .insert("priority".into(), "/queue_settings/job_tier".into());
-                }
+            if let Some(tier) = str_at(doc, "/queue_settings/job_tier")
+                && tier.eq_ignore_ascii_case("spot")
+            {
+                r.priority = Some("spot".into());
+                r.fields
+                    .insert("priority".into(), "/queue_settings/job_tier".into());
             }
         }
     }

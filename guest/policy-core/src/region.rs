@@ -21,6 +21,21 @@ pub fn region(name: &str) -> Option<&'static RegionFacts> {
         .and_then(|i| REGIONS.get(i))
 }
 
+/// Whether a region belongs to `group`, compared case-insensitively: a geography
+/// (`Germany`, `United States`), a country, an area of the regions list (`Europe`,
+/// `Americas`, `Asia Pacific`, `Middle East`, `Africa`), or `EU` / `EEA` membership.
+pub fn in_group(region_name: &str, group: &str) -> Option<bool> {
+    let r = region(region_name)?;
+    let g = group.trim();
+    Some(
+        g.eq_ignore_ascii_case(r.geography)
+            || g.eq_ignore_ascii_case(r.country)
+            || g.eq_ignore_ascii_case(r.area)
+            || (g.eq_ignore_ascii_case("EU") && r.eu)
+            || (g.eq_ignore_ascii_case("EEA") && r.eea),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -33,5 +48,11 @@ mod tests {
         assert!(region("germanywestcentral").is_some_and(|r| r.eu));
         assert!(region("eastus").is_some_and(|r| !r.eu));
         assert!(region("mars-north").is_none());
+        assert_eq!(in_group("germanywestcentral", "europe"), Some(true));
+        assert_eq!(in_group("germanywestcentral", "EU"), Some(true));
+        assert_eq!(in_group("switzerlandnorth", "EU"), Some(false));
+        assert_eq!(in_group("eastus", "United States"), Some(true));
+        assert_eq!(in_group("eastus", "Europe"), Some(false));
+        assert_eq!(in_group("nowhere", "Europe"), None);
     }
 }

@@ -48,6 +48,8 @@ pub struct Config {
     pub regions_allowed: Vec<String>,
     pub allowed_geographies: Vec<String>,
     pub rules: BTreeMap<String, Level>,
+    /// Line of each `rules:` and `ignore:` rule id, for "unknown rule" errors.
+    pub rule_lines: Vec<(String, u32)>,
     /// Extra policies, relative to the config file.
     pub policies: Vec<PathBuf>,
     /// Settings per policy name (built-in regions settings are derived from `regions`).
@@ -168,6 +170,8 @@ impl Config {
                     )
                 })?;
                 cfg.rules.insert(id.clone(), level);
+                let line = pos.locate(&format!("/rules/{id}")).map_or(0, |s| s.line);
+                cfg.rule_lines.push((id.clone(), line));
             }
         }
         if let Some(p) = root.get("policies") {
@@ -205,6 +209,8 @@ impl Config {
                     .get("rule")
                     .and_then(Value::as_str)
                     .ok_or_else(|| fail(&ptr, "an ignore entry needs `rule`".into()))?;
+                let line = pos.locate(&format!("{ptr}/rule")).map_or(0, |s| s.line);
+                cfg.rule_lines.push((rule.to_string(), line));
                 let reason = obj
                     .get("reason")
                     .and_then(Value::as_str)
@@ -258,17 +264,34 @@ impl Config {
     }
 
     /// Whether a config `ignore:` entry silences `rule` for `path` (relative to the config).
+    /// Globs are relative to the directory of the config file, wherever `check` runs from.
     pub fn ignored(&self, rule: &str, path: &Path) -> Option<&Ignore> {
-        let rel = match &self.path {
-            Some(cfg) => path
-                .strip_prefix(cfg.parent().unwrap_or(Path::new(".")))
-                .unwrap_or(path),
-            None => path,
+        if self.ignore.is_empty() {
+            return None;
+        }
+        let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let file = abs(path);
+        let base = match &self.path {
+            Some(cfg) => abs(cfg
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))),
+            None => abs(Path::new(".")),
         };
-        let rel = rel.strip_prefix("./").unwrap_or(rel);
+        let rel = file.strip_prefix(&base).unwrap_or(&file);
         self.ignore
             .iter()
             .find(|i| i.rule == rule && i.paths.is_match(rel))
+    }
+
+    /// Rule ids named in `rules:` or `ignore:` that no loaded policy defines, with their
+    /// lines: a typo there would otherwise silently do nothing.
+    pub fn unknown_rules<'a>(&'a self, known: &[String]) -> Vec<(&'a str, u32)> {
+        self.rule_lines
+            .iter()
+            .filter(|(id, _)| !known.contains(id))
+            .map(|(id, line)| (id.as_str(), *line))
+            .collect()
     }
 }
 
@@ -301,6 +324,8 @@ mod tests {
             c.ignored("min-nodes-zero", Path::new("/repo/infra/new/a.yml"))
                 .is_none()
         );
+        let known = vec!["min-nodes-zero".to_string()];
+        assert_eq!(c.unknown_rules(&known), vec![("sku-unknown", 6)]);
         Ok(())
     }
 

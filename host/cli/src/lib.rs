@@ -64,6 +64,10 @@ pub fn run() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none(),
+        )
         .init();
     let result = match cli.command {
         Command::Check(a) => commands::check::run(a),
@@ -79,7 +83,12 @@ pub fn run() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {e:#}");
+            let text = format!("{e:#}");
+            if text.starts_with("error:") {
+                eprintln!("{text}");
+            } else {
+                eprintln!("error: {text}");
+            }
             ExitCode::from(2)
         }
     }

@@ -42,6 +42,20 @@ pub fn load_all(
         }
         out.push(prepare(policy, config, false)?);
     }
+    let known: Vec<String> = out
+        .iter()
+        .flat_map(|l| l.policy.info().rules.iter().map(|r| r.id.clone()))
+        .collect();
+    if let Some((id, line)) = config.unknown_rules(&known).first() {
+        let file = config
+            .path
+            .as_ref()
+            .map_or_else(|| "computeguard.yaml".into(), |p| p.display().to_string());
+        bail!(
+            "{file}:{line}: unknown rule `{id}`; known rules: {}",
+            known.join(", ")
+        );
+    }
     Ok(out)
 }
 

@@ -154,7 +154,12 @@ impl Report {
     ) -> std::io::Result<()> {
         match format {
             Format::Json => {
-                serde_json::to_writer_pretty(&mut *out, self).map_err(std::io::Error::other)?;
+                serde_json::to_writer_pretty(&mut *out, self).map_err(|e| {
+                    match e.io_error_kind() {
+                        Some(kind) => std::io::Error::from(kind),
+                        None => std::io::Error::other(e),
+                    }
+                })?;
                 writeln!(out)
             }
             Format::Github => {

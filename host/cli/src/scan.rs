@@ -23,7 +23,10 @@ pub struct Scan<'a> {
 
 /// Files to check under `paths` (directories are walked honouring `.gitignore`).
 /// Missing paths are errors.
-pub fn collect(paths: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Vec<(String, String)>)> {
+/// Files that were not checked, with the reason.
+pub type Skipped = Vec<(String, String)>;
+
+pub fn collect(paths: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Skipped)> {
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     for p in paths {
@@ -38,7 +41,13 @@ pub fn collect(paths: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Vec<(String, 
             }
             continue;
         }
-        let walker = ignore::WalkBuilder::new(p).require_git(false).build();
+        // Hidden directories are walked (`.azureml/` holds compute definitions); `.git`
+        // and what `.gitignore` excludes are not.
+        let walker = ignore::WalkBuilder::new(p)
+            .require_git(false)
+            .hidden(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build();
         for entry in walker {
             let entry = entry?;
             if entry.file_type().is_some_and(|t| t.is_file()) {
@@ -139,7 +148,12 @@ impl Scan<'_> {
                     line: e.line,
                     message: format!(
                         "invalid {what} at line {}, column {}: {}",
-                        e.line, e.column, e.message
+                        e.line,
+                        e.column,
+                        e.message
+                            .strip_prefix("invalid yaml: ")
+                            .or_else(|| e.message.strip_prefix("invalid json: "))
+                            .unwrap_or(&e.message)
                     ),
                 });
                 return out;

@@ -116,27 +116,27 @@ fn walk(e: &Expr, bound: &mut Vec<String>, out: &mut Vec<Problem>) {
         }
         Expr::Select { operand, field, .. } => {
             match operand.as_ref() {
-                Expr::Ident(root) if root == "resource" && !bound.contains(root) => {
-                    if !RESOURCE_FIELDS.contains(&field.as_str()) {
-                        out.push(unknown(
-                            "compute-model field",
-                            &format!("resource.{field}"),
-                            &RESOURCE_FIELDS
-                                .iter()
-                                .map(|f| f.to_string())
-                                .collect::<Vec<_>>()
-                                .iter()
-                                .map(String::as_str)
-                                .collect::<Vec<_>>(),
-                        ));
-                        if let Some(p) = out.last_mut() {
-                            p.needle = Some(field.clone());
-                            p.help = closest(field, RESOURCE_FIELDS)
-                                .map(|c| format!("did you mean `resource.{c}`?"))
-                                .or_else(|| {
-                                    Some(format!("fields: {}", RESOURCE_FIELDS.join(", ")))
-                                });
-                        }
+                Expr::Ident(root)
+                    if root == "resource"
+                        && !bound.contains(root)
+                        && !RESOURCE_FIELDS.contains(&field.as_str()) =>
+                {
+                    out.push(unknown(
+                        "compute-model field",
+                        &format!("resource.{field}"),
+                        &RESOURCE_FIELDS
+                            .iter()
+                            .map(|f| f.to_string())
+                            .collect::<Vec<_>>()
+                            .iter()
+                            .map(String::as_str)
+                            .collect::<Vec<_>>(),
+                    ));
+                    if let Some(p) = out.last_mut() {
+                        p.needle = Some(field.clone());
+                        p.help = closest(field, RESOURCE_FIELDS)
+                            .map(|c| format!("did you mean `resource.{c}`?"))
+                            .or_else(|| Some(format!("fields: {}", RESOURCE_FIELDS.join(", "))));
                     }
                 }
                 Expr::Call { func, .. }

@@ -490,13 +490,13 @@ fn compile_rule(cx: &mut Ctx<'_>, obj: &Map<String, Value>, ptr: &str) -> Option
     let severity_expression = cel("severityExpression", false);
     let message = cx.string(obj, ptr, "message", false);
     let path = cx.string(obj, ptr, "path", false);
-    if let Some(p) = &path {
-        if !p.starts_with('/') {
-            cx.err(
-                &format!("{ptr}/path"),
-                format!("`path` must be a JSON pointer starting with `/`, got `{p}`"),
-            );
-        }
+    if let Some(p) = &path
+        && !p.starts_with('/')
+    {
+        cx.err(
+            &format!("{ptr}/path"),
+            format!("`path` must be a JSON pointer starting with `/`, got `{p}`"),
+        );
     }
     let field = cx.string(obj, ptr, "field", false);
     if let Some(f) = &field {

@@ -22,10 +22,15 @@ pub fn run(args: BuildArgs) -> anyhow::Result<Outcome> {
     std::fs::write(&out, &component)
         .with_context(|| format!("cannot write `{}`", out.display()))?;
     eprintln!(
-        "built {} {} ({} rules, {} KiB) -> {}",
+        "built {} {} ({} rule{}, {} KiB) -> {}",
         compiled.pack.name,
         compiled.pack.version,
         compiled.pack.rules.len(),
+        if compiled.pack.rules.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
         component.len() / 1024,
         out.display()
     );

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 pub struct ExplainArgs {
     /// The rule id, e.g. `min-nodes-zero`.
     pub rule: String,
+    /// Configuration file (default: computeguard.yaml found upward from the working directory).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Extra policy: a rule pack (.yaml) or a component (.wasm). Repeatable.
     #[arg(long = "policy")]
     pub policies: Vec<PathBuf>,
 }

@@ -9,8 +9,10 @@ pub struct PoliciesArgs {
     /// Write each built-in policy as `<name>.wasm`, plus the WIT contract, to DIR.
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
+    /// Configuration file (default: computeguard.yaml found upward from the working directory).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Extra policy: a rule pack (.yaml) or a component (.wasm). Repeatable.
     #[arg(long = "policy")]
     pub policies: Vec<PathBuf>,
 }
@@ -38,11 +40,12 @@ pub fn run(args: PoliciesArgs) -> anyhow::Result<Outcome> {
     let engine = crate::engine()?;
     for l in policies::load_all(&engine, &config, &args.policies)? {
         let info = l.policy.info();
+        let n = info.rules.len();
         println!(
-            "{} {}  {} rules  {}  ({})",
+            "{} {}  {n} rule{}  {}  ({})",
             info.name,
             info.version,
-            info.rules.len(),
+            if n == 1 { "" } else { "s" },
             l.policy.digest(),
             l.policy.origin()
         );
