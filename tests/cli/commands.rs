@@ -155,3 +155,162 @@ fn policies_lists_and_exports_builtins() -> std::io::Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn new_pack_scaffold_tests_green_and_builds() -> std::io::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let d = dir.path().to_str().unwrap_or_default();
+    let out = run(&["new", "pack", "org-rules", "--dir", d]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let pack = dir.path().join("org-rules.yaml");
+    let p = pack.to_str().unwrap_or_default();
+    let out = run(&["test", p]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("test result: ok. 2 passed; 0 failed"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&[
+        "build",
+        p,
+        "-o",
+        dir.path().join("o.wasm").to_str().unwrap_or_default(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // A second scaffold does not overwrite, and names must be kebab-case.
+    assert_eq!(code(&run(&["new", "pack", "org-rules", "--dir", d])), 2);
+    let out = run(&["new", "pack", "Org_Rules", "--dir", d]);
+    assert!(
+        stderr(&out).contains("must be kebab-case"),
+        "{}",
+        stderr(&out)
+    );
+    Ok(())
+}
+
+#[test]
+fn junit_report_parses_and_counts_failures() {
+    let out = run(&[
+        "test",
+        "--format",
+        "junit",
+        "tests/fixtures/packs/failing-test.yaml",
+        "tests/fixtures/packs/gpu-owner.yaml",
+    ]);
+    assert_eq!(code(&out), 1);
+    let text = stdout(&out);
+    let doc = roxmltree::Document::parse(&text).expect("well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    assert_eq!(
+        (root.attribute("tests"), root.attribute("failures")),
+        (Some("3"), Some("1"))
+    );
+    let failures: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase") && n.children().any(|c| c.has_tag_name("failure")))
+        .filter_map(|n| n.attribute("name"))
+        .collect();
+    assert_eq!(failures, ["expects nothing but the rule fires"]);
+}
+
+#[test]
+fn policies_can_be_pinned_to_a_digest() -> std::io::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let wasm = dir.path().join("org.wasm");
+    let w = wasm.to_str().unwrap_or_default().to_string();
+    assert_eq!(
+        code(&run(&[
+            "build",
+            "tests/fixtures/packs/gpu-owner.yaml",
+            "-o",
+            &w
+        ])),
+        0
+    );
+    let listed = stdout(&run(&["policies", "--policy", &w]));
+    let digest = listed
+        .lines()
+        .find(|l| l.starts_with("org-rules"))
+        .and_then(|l| l.split_whitespace().find(|t| t.starts_with("sha256:")))
+        .expect("digest listed")
+        .to_string();
+    let target = "tests/fixtures/azureml/gpu-cluster-idle-nc6.yml";
+    let ok = run(&["check", "--policy", &format!("{w}@{digest}"), target]);
+    assert_eq!(code(&ok), 1, "pinned digest matches: {}", stderr(&ok));
+    let wrong = format!("{w}@sha256:{}", "0".repeat(64));
+    let out = run(&["check", "--policy", &wrong, target]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains(&format!(
+            "has digest {digest}, but it is pinned to sha256:000"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    // The same through the config file.
+    std::fs::write(
+        dir.path().join("computeguard.yaml"),
+        format!(
+            "policies:\n  - path: org.wasm\n    digest: sha256:{}\n",
+            "f".repeat(64)
+        ),
+    )?;
+    let out = computeguard()
+        .current_dir(dir.path())
+        .args(["check", "."])
+        .output()?;
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("refusing to run it"),
+        "{}",
+        stderr(&out)
+    );
+    Ok(())
+}
+
+#[test]
+fn unknown_function_and_bad_settings_are_refused() -> std::io::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let pack = dir.path().join("p.yaml");
+    std::fs::write(
+        &pack,
+        "apiVersion: computeguard.io/v1\nkind: RulePack\nmetadata: {name: p, version: 0.1.0}\nrules:\n  - id: r\n    severity: info\n    description: d\n    remediation: r\n    assert: skew(resource.sku).known\n",
+    )?;
+    let out = run(&[
+        "build",
+        pack.to_str().unwrap_or_default(),
+        "-o",
+        "/dev/null",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("unknown function `skew`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("did you mean `sku`?"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("p.yaml:9:13"), "{}", stderr(&out));
+
+    std::fs::write(
+        dir.path().join("computeguard.yaml"),
+        "regions:\n  allowed: [eastus]\nsettings:\n  computeguard-builtin:\n    regions: {allowed: 3}\n",
+    )?;
+    let out = computeguard()
+        .current_dir(dir.path())
+        .args(["check", "."])
+        .output()?;
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out)
+            .contains("invalid settings for policy `computeguard-builtin`: at `/regions/allowed`"),
+        "{}",
+        stderr(&out)
+    );
+    Ok(())
+}

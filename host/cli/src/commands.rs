@@ -3,5 +3,6 @@
 pub mod build;
 pub mod check;
 pub mod explain;
+pub mod new;
 pub mod policies;
 pub mod test;

@@ -31,6 +31,42 @@ impl Level {
     }
 }
 
+/// A policy file, optionally pinned: `path.wasm@sha256:<hex>` on the command line or
+/// `{path: ..., digest: sha256:<hex>}` in the config. For a `.wasm` the digest is of
+/// the component bytes; for a `.yaml` pack, of the pack source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyRef {
+    pub path: PathBuf,
+    pub digest: Option<String>,
+}
+
+impl PolicyRef {
+    /// Parses `FILE` or `FILE@sha256:<64 hex>`.
+    pub fn parse(s: &str) -> Result<PolicyRef, String> {
+        match s.rsplit_once("@sha256:") {
+            Some((path, hex)) => Ok(PolicyRef {
+                path: PathBuf::from(path),
+                digest: Some(check_digest(&format!("sha256:{hex}"))?),
+            }),
+            None => Ok(PolicyRef {
+                path: PathBuf::from(s),
+                digest: None,
+            }),
+        }
+    }
+}
+
+fn check_digest(d: &str) -> Result<String, String> {
+    let hex = d.strip_prefix("sha256:").unwrap_or("");
+    if hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        Ok(d.to_ascii_lowercase())
+    } else {
+        Err(format!(
+            "`{d}` is not a digest; expected sha256: followed by 64 hex digits"
+        ))
+    }
+}
+
 /// A config `ignore:` entry.
 #[derive(Clone, Debug)]
 pub struct Ignore {
@@ -50,8 +86,8 @@ pub struct Config {
     pub rules: BTreeMap<String, Level>,
     /// Line of each `rules:` and `ignore:` rule id, for "unknown rule" errors.
     pub rule_lines: Vec<(String, u32)>,
-    /// Extra policies, relative to the config file.
-    pub policies: Vec<PathBuf>,
+    /// Extra policies, relative to the config file, optionally pinned to a digest.
+    pub policies: Vec<PolicyRef>,
     /// Settings per policy name (built-in regions settings are derived from `regions`).
     pub settings: BTreeMap<String, Value>,
     pub ignore: Vec<Ignore>,
@@ -175,14 +211,39 @@ impl Config {
             }
         }
         if let Some(p) = root.get("policies") {
-            let list = strings(p).ok_or_else(|| {
-                fail(
-                    "/policies",
-                    "`policies` must be a list of pack (.yaml) or component (.wasm) paths".into(),
-                )
-            })?;
+            let what = "`policies` must be a list of pack (.yaml) or component (.wasm) paths, or {path, digest} mappings";
+            let list = p.as_array().ok_or_else(|| fail("/policies", what.into()))?;
             let base = path.parent().unwrap_or(Path::new("."));
-            cfg.policies = list.iter().map(|p| base.join(p)).collect();
+            for (i, entry) in list.iter().enumerate() {
+                let ptr = format!("/policies/{i}");
+                let (file, digest) = match entry {
+                    Value::String(s) => (s.clone(), None),
+                    Value::Object(m) => {
+                        let file = m
+                            .get("path")
+                            .and_then(Value::as_str)
+                            .ok_or_else(|| fail(&ptr, "a pinned policy needs `path`".into()))?;
+                        let digest = match m.get("digest") {
+                            Some(Value::String(d)) => Some(
+                                check_digest(d).map_err(|e| fail(&format!("{ptr}/digest"), e))?,
+                            ),
+                            Some(_) => {
+                                return Err(fail(
+                                    &format!("{ptr}/digest"),
+                                    "`digest` must be a string".into(),
+                                ));
+                            }
+                            None => None,
+                        };
+                        (file.to_string(), digest)
+                    }
+                    _ => return Err(fail(&ptr, what.into())),
+                };
+                cfg.policies.push(PolicyRef {
+                    path: base.join(file),
+                    digest,
+                });
+            }
         }
         if let Some(s) = root.get("settings") {
             let Some(s) = s.as_object() else {

@@ -37,6 +37,8 @@ pub enum Command {
     Explain(commands::explain::ExplainArgs),
     /// List the available policies with versions and digests, or export the built-ins.
     Policies(commands::policies::PoliciesArgs),
+    /// Scaffold a new rule pack.
+    New(commands::new::NewArgs),
 }
 
 /// Outcome of a command, mapped to the exit code.
@@ -75,6 +77,7 @@ pub fn run() -> ExitCode {
         Command::Test(a) => commands::test::run(a),
         Command::Explain(a) => commands::explain::run(a),
         Command::Policies(a) => commands::policies::run(a),
+        Command::New(a) => commands::new::run(a),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,

@@ -2,7 +2,7 @@
 //! config plus `--policy` flags. A `.yaml` pack is compiled and composed on the
 //! fly; a `.wasm` component is loaded as is.
 
-use crate::config::Config;
+use crate::config::{Config, PolicyRef};
 use anyhow::{Result, anyhow, bail};
 use computeguard_engine::{Engine, Policy};
 use serde_json::Value;
@@ -18,18 +18,29 @@ pub struct Loaded {
 
 /// Loads every policy and validates its settings. Errors name the file (and line,
 /// for packs that do not compile).
-pub fn load_all(
-    engine: &Engine,
-    config: &Config,
-    extra: &[std::path::PathBuf],
-) -> Result<Vec<Loaded>> {
+pub fn load_all(engine: &Engine, config: &Config, extra: &[PolicyRef]) -> Result<Vec<Loaded>> {
     let mut out = Vec::new();
     for b in computeguard_builtins::BUILTINS {
         let policy = engine.load(b.component, &format!("builtin:{}", b.name))?;
         out.push(prepare(policy, config, true)?);
     }
-    for path in config.policies.iter().chain(extra) {
+    for r in config.policies.iter().chain(extra) {
+        let path = &r.path;
         let policy = load_file(engine, path)?;
+        if let Some(pinned) = &r.digest {
+            let is_pack = path.extension().is_some_and(|e| e != "wasm");
+            let actual = if is_pack {
+                policy.info().source_digest.clone()
+            } else {
+                policy.digest().to_string()
+            };
+            if &actual != pinned {
+                bail!(
+                    "`{}` has digest {actual}, but it is pinned to {pinned}; refusing to run it (update the pin if the change is intended)",
+                    path.display()
+                );
+            }
+        }
         if out
             .iter()
             .any(|l: &Loaded| l.policy.info().name == policy.info().name)

@@ -10,9 +10,9 @@ pub struct ExplainArgs {
     /// Configuration file (default: computeguard.yaml found upward from the working directory).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Extra policy: a rule pack (.yaml) or a component (.wasm). Repeatable.
-    #[arg(long = "policy")]
-    pub policies: Vec<PathBuf>,
+    /// Extra policy: a rule pack (.yaml) or a component (.wasm), optionally pinned to a digest. Repeatable.
+    #[arg(long = "policy", value_parser = crate::config::PolicyRef::parse, value_name = "FILE[@sha256:HEX]")]
+    pub policies: Vec<crate::config::PolicyRef>,
 }
 
 pub fn run(args: ExplainArgs) -> anyhow::Result<Outcome> {

@@ -8,10 +8,26 @@ use computeguard_engine::Request;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+/// Output format of `test`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TestFormat {
+    Text,
+    Junit,
+}
+
 #[derive(clap::Args, Debug)]
 pub struct TestArgs {
     /// Pack files or directories of packs (default: policies/).
     pub paths: Vec<PathBuf>,
+    /// Output format: text (like cargo test) or junit (XML for CI test reports).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TestFormat,
+}
+
+struct CaseResult {
+    name: String,
+    line: u32,
+    failure: Option<String>,
 }
 
 pub fn run(args: TestArgs) -> anyhow::Result<Outcome> {
@@ -36,44 +52,109 @@ pub fn run(args: TestArgs) -> anyhow::Result<Outcome> {
         }
     }
     let engine = crate::engine()?;
-    let (mut passed, mut failed) = (0, 0);
+    let text = args.format == TestFormat::Text;
+    let mut suites = Vec::new();
     for pack in &packs {
         let compiled = policies::compile_pack(pack)?;
         let component =
             computeguard_compiler::compose(computeguard_builtins::RUNTIME, &compiled.pack)?;
         let policy = engine.load(&component, &pack.display().to_string())?;
-        println!(
-            "running {} tests from {}",
-            compiled.tests.len(),
-            pack.display()
-        );
+        if text {
+            println!(
+                "running {} tests from {}",
+                compiled.tests.len(),
+                pack.display()
+            );
+        }
+        let mut cases = Vec::new();
         for t in &compiled.tests {
-            match run_case(&policy, pack, t) {
-                Ok(()) => {
-                    passed += 1;
-                    println!("test {} ... ok", t.name);
-                }
-                Err(e) => {
-                    failed += 1;
-                    println!(
+            let failure = run_case(&policy, pack, t).err().map(|e| format!("{e:#}"));
+            if text {
+                match &failure {
+                    None => println!("test {} ... ok", t.name),
+                    Some(e) => println!(
                         "test {} ... FAILED\n  --> {}:{}\n  {e}",
                         t.name,
                         pack.display(),
                         t.line
-                    );
+                    ),
                 }
             }
+            cases.push(CaseResult {
+                name: t.name.clone(),
+                line: t.line,
+                failure,
+            });
         }
+        suites.push((pack.display().to_string(), cases));
     }
-    println!(
-        "\ntest result: {}. {passed} passed; {failed} failed",
-        if failed == 0 { "ok" } else { "FAILED" }
-    );
+    let failed: usize = suites
+        .iter()
+        .flat_map(|(_, c)| c)
+        .filter(|c| c.failure.is_some())
+        .count();
+    let total: usize = suites.iter().map(|(_, c)| c.len()).sum();
+    if text {
+        println!(
+            "\ntest result: {}. {} passed; {failed} failed",
+            if failed == 0 { "ok" } else { "FAILED" },
+            total - failed
+        );
+    } else {
+        print!("{}", junit(&suites));
+    }
     Ok(if failed == 0 {
         Outcome::Clean
     } else {
         Outcome::Findings
     })
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn junit(suites: &[(String, Vec<CaseResult>)]) -> String {
+    let total: usize = suites.iter().map(|(_, c)| c.len()).sum();
+    let failed: usize = suites
+        .iter()
+        .flat_map(|(_, c)| c)
+        .filter(|c| c.failure.is_some())
+        .count();
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"computeguard\" tests=\"{total}\" failures=\"{failed}\">\n"
+    );
+    for (pack, cases) in suites {
+        let f = cases.iter().filter(|c| c.failure.is_some()).count();
+        out.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{f}\">\n",
+            xml(pack),
+            cases.len()
+        ));
+        for c in cases {
+            let attrs = format!(
+                "name=\"{}\" classname=\"{}\" file=\"{}\" line=\"{}\"",
+                xml(&c.name),
+                xml(pack),
+                xml(pack),
+                c.line
+            );
+            match &c.failure {
+                None => out.push_str(&format!("    <testcase {attrs}/>\n")),
+                Some(e) => out.push_str(&format!(
+                    "    <testcase {attrs}>\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
+                    xml(e.lines().next().unwrap_or_default()),
+                    xml(e)
+                )),
+            }
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
 }
 
 fn run_case(
@@ -99,7 +180,7 @@ fn run_case(
     policy.validate_settings(&settings)?;
     let mut request = Request::new(
         document.to_string(),
-        t.as_of.clone().unwrap_or_else(|| "2026-11-22".into()),
+        t.as_of.clone().unwrap_or_else(crate::today),
     );
     request.settings = settings.to_string();
     let response = policy.evaluate(&request)?;
