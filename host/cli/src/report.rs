@@ -13,6 +13,16 @@ pub enum Severity {
     Info,
 }
 
+impl From<computeguard_engine::Severity> for Severity {
+    fn from(s: computeguard_engine::Severity) -> Self {
+        match s {
+            computeguard_engine::Severity::Error => Severity::Error,
+            computeguard_engine::Severity::Warning => Severity::Warning,
+            computeguard_engine::Severity::Info => Severity::Info,
+        }
+    }
+}
+
 impl Severity {
     pub fn as_str(self) -> &'static str {
         match self {

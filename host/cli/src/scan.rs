@@ -5,7 +5,7 @@ use crate::config::{Config, Level};
 use crate::policies::Loaded;
 use crate::report::{FileError, Finding, Report, ResourceRef, Severity};
 use computeguard_decode::{Document, decode_json, decode_yaml};
-use computeguard_engine::{Request, Severity as PolicySeverity};
+use computeguard_engine::Request;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -205,11 +205,7 @@ impl Scan<'_> {
                     Some(Level::Error) => Severity::Error,
                     Some(Level::Warning) => Severity::Warning,
                     Some(Level::Info) => Severity::Info,
-                    None => match v.severity {
-                        PolicySeverity::Error => Severity::Error,
-                        PolicySeverity::Warning => Severity::Warning,
-                        PolicySeverity::Info => Severity::Info,
-                    },
+                    None => v.severity.into(),
                 };
                 let span = doc.positions.locate(&v.path);
                 let (line, column) = span.map_or((0, 0), |s| (s.line, s.column));

@@ -62,7 +62,8 @@ pub struct Problem {
     pub needle: Option<String>,
 }
 
-fn closest<'a>(name: &str, options: &[&'a str]) -> Option<&'a str> {
+/// The option closest to `name` (case-insensitive edit distance of at most 3).
+pub(crate) fn closest<'a>(name: &str, options: &[&'a str]) -> Option<&'a str> {
     options
         .iter()
         .copied()

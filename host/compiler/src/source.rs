@@ -111,11 +111,7 @@ impl Ctx<'_> {
     fn unknown_keys(&mut self, obj: &Map<String, Value>, ptr: &str, allowed: &[&str], what: &str) {
         for k in obj.keys() {
             if !allowed.contains(&k.as_str()) {
-                let hint = allowed
-                    .iter()
-                    .min_by_key(|a| edit_distance(a, k))
-                    .filter(|a| edit_distance(a, k) <= 3)
-                    .map(|a| format!("did you mean `{a}`?"));
+                let hint = check::closest(k, allowed).map(|a| format!("did you mean `{a}`?"));
                 let d = self.err(
                     &format!("{ptr}/{}", k.replace('~', "~0").replace('/', "~1")),
                     format!("unknown {what} field `{k}`"),
@@ -214,20 +210,6 @@ impl Ctx<'_> {
         };
         (line, column)
     }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 fn is_kebab(id: &str) -> bool {
