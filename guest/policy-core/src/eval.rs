@@ -234,8 +234,32 @@ fn to_cel<T: Serialize>(v: &T) -> Cel {
     cel_interpreter::to_value(v).unwrap_or(Cel::Null)
 }
 
+/// JSON to CEL. Whole numbers become `int` (CEL's default integer type, so
+/// `settings.n * 2` works) unless they only fit in a `uint`.
 fn json_to_cel(v: &Value) -> Cel {
-    to_cel(v)
+    match v {
+        Value::Null => Cel::Null,
+        Value::Bool(b) => Cel::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Cel::Int(i),
+            (None, Some(u)) => Cel::UInt(u),
+            _ => Cel::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => Cel::String(Arc::new(s.clone())),
+        Value::Array(a) => Cel::List(Arc::new(a.iter().map(json_to_cel).collect())),
+        Value::Object(m) => {
+            let map: std::collections::HashMap<cel_interpreter::objects::Key, Cel> = m
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        cel_interpreter::objects::Key::String(Arc::new(k.clone())),
+                        json_to_cel(v),
+                    )
+                })
+                .collect();
+            Cel::Map(cel_interpreter::objects::Map { map: Arc::new(map) })
+        }
+    }
 }
 
 fn text_arg(v: &Cel) -> Option<&str> {
@@ -618,6 +642,25 @@ mod tests {
             None,
         )]);
         assert_eq!(run(&e, &cluster(2)).expect("ok").violations.len(), 1);
+    }
+
+    #[test]
+    fn json_numbers_are_cel_ints() {
+        let e = pack(vec![rule(
+            "n",
+            None,
+            "settings.n * 2 == 4 && object.min_instances + 1 == 3",
+            None,
+        )]);
+        let out = e
+            .evaluate(&Input {
+                document: &cluster(2),
+                source: Source::Unknown,
+                settings: &json!({"n": 2}),
+                as_of: "2026-11-22",
+            })
+            .expect("evaluates");
+        assert!(out.violations.is_empty(), "{:?}", out.violations);
     }
 
     #[test]

@@ -29,12 +29,11 @@ pub fn load_all(engine: &Engine, config: &Config, extra: &[PolicyRef]) -> Result
         let policy = load_file(engine, path)?;
         if let Some(pinned) = &r.digest {
             let is_pack = path.extension().is_some_and(|e| e != "wasm");
-            let actual = if is_pack {
-                policy.info().source_digest.clone()
-            } else {
-                policy.digest().to_string()
-            };
-            if &actual != pinned {
+            // A pack may be pinned by its source digest or by the digest of the component
+            // built from it (the one `computeguard policies` lists).
+            let actual = policy.digest().to_string();
+            let source = &policy.info().source_digest;
+            if &actual != pinned && !(is_pack && source == pinned) {
                 bail!(
                     "`{}` has digest {actual}, but it is pinned to {pinned}; refusing to run it (update the pin if the change is intended)",
                     path.display()

@@ -61,8 +61,9 @@ pub fn run(args: TestArgs) -> anyhow::Result<Outcome> {
         let policy = engine.load(&component, &pack.display().to_string())?;
         if text {
             println!(
-                "running {} tests from {}",
+                "running {} test{} from {}",
                 compiled.tests.len(),
+                if compiled.tests.len() == 1 { "" } else { "s" },
                 pack.display()
             );
         }
