@@ -36,6 +36,19 @@ pub fn in_group(region_name: &str, group: &str) -> Option<bool> {
     )
 }
 
+/// Whether `group` names at least one region's geography, country or area, or is
+/// `EU` / `EEA` (case-insensitive).
+pub fn is_group(group: &str) -> bool {
+    let g = group.trim();
+    g.eq_ignore_ascii_case("EU")
+        || g.eq_ignore_ascii_case("EEA")
+        || REGIONS.iter().any(|r| {
+            g.eq_ignore_ascii_case(r.geography)
+                || g.eq_ignore_ascii_case(r.country)
+                || g.eq_ignore_ascii_case(r.area)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

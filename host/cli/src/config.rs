@@ -3,6 +3,7 @@
 
 use anyhow::{Context as _, Result};
 use computeguard_decode::{Positions, decode_yaml};
+use computeguard_policy_core::region;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -177,6 +178,23 @@ impl Config {
                         format!("`regions.{k}` must be a list of strings"),
                     )
                 })?;
+                for (i, name) in list.iter().enumerate() {
+                    let known = match k.as_str() {
+                        "allowed" => region::region(name).is_some(),
+                        _ => region::is_group(name),
+                    };
+                    if !known {
+                        let what = if k == "allowed" {
+                            "Azure region"
+                        } else {
+                            "region group (geography, country, area, EU or EEA)"
+                        };
+                        return Err(fail(
+                            &format!("/regions/{k}/{i}"),
+                            format!("`{name}` is not a known {what}"),
+                        ));
+                    }
+                }
                 match k.as_str() {
                     "allowed" => cfg.regions_allowed = list,
                     "allowedGeographies" => cfg.allowed_geographies = list,
@@ -404,6 +422,32 @@ mod tests {
             err.to_string()
                 .starts_with("cg.yaml:2:3: rule `min-nodes-zero`"),
             "{err}"
+        );
+        let err = Config::parse(
+            Path::new("cg.yaml"),
+            "regions:\n  allowed: [eastus, westeurop]\n",
+        )
+        .expect_err("bad");
+        assert_eq!(
+            err.to_string(),
+            "cg.yaml:2:21: `westeurop` is not a known Azure region"
+        );
+        let err = Config::parse(
+            Path::new("cg.yaml"),
+            "regions:\n  allowedGeographies: [Eurpoe]\n",
+        )
+        .expect_err("bad");
+        assert!(
+            err.to_string()
+                .contains("`Eurpoe` is not a known region group"),
+            "{err}"
+        );
+        assert!(
+            Config::parse(
+                Path::new("cg.yaml"),
+                "regions:\n  allowedGeographies: [europe, EU, Germany, United States]\n"
+            )
+            .is_ok()
         );
         let err = Config::parse(Path::new("cg.yaml"), "asof: 2026-01-01\n").expect_err("bad");
         assert!(err.to_string().contains("unknown key `asof`"), "{err}");
