@@ -156,7 +156,7 @@ fn builtin_policy_reports_metadata_and_findings() -> anyhow::Result<()> {
     assert!(
         retired
             .message
-            .contains("Standard_NC6, retired since 2023-09-06"),
+            .contains("Standard_NC6, retired on 2023-09-06"),
         "{}",
         retired.message
     );
