@@ -13,12 +13,12 @@
 use crate::ast;
 use crate::catalog::{self, SkuFacts};
 use crate::model::{self, Resource, Source};
-use crate::pack::{Pack, PackError, Severity};
+use crate::pack::{self, Pack, PackError, Severity, WirePack};
 use crate::{cuda, region, version};
 use cel_interpreter::{Context, IdedExpr, Value as Cel};
 use serde::Serialize;
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// One evaluation's inputs.
 pub struct Input<'a> {
@@ -60,41 +60,81 @@ pub struct RuleError {
     pub message: String,
 }
 
-struct CompiledRule {
-    when: Option<IdedExpr>,
-    assert: IdedExpr,
-    message: Option<IdedExpr>,
-    severity: Option<IdedExpr>,
+/// An expression decoded and rebuilt for the interpreter on first use.
+struct Lazy {
+    blob: Vec<u8>,
+    cell: OnceLock<Result<IdedExpr, String>>,
 }
 
-/// A pack with its expressions rebuilt for the interpreter. Build once per instance.
+impl Lazy {
+    fn new(blob: Vec<u8>) -> Self {
+        Lazy {
+            blob,
+            cell: OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> Result<&IdedExpr, String> {
+        self.cell
+            .get_or_init(|| {
+                pack::expr_from_blob(&self.blob)
+                    .map(|e| ast::to_cel(&e))
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+struct CompiledRule {
+    when: Option<Lazy>,
+    assert: Lazy,
+    message: Option<Lazy>,
+    severity: Option<Lazy>,
+}
+
+/// A pack ready to evaluate. Construction only decodes the pack's outline; each
+/// expression is decoded the first time a document needs it, so a fresh policy
+/// instance pays for the rules it runs, not for the whole pack.
 pub struct Evaluator {
-    pack: Pack,
+    wire: WirePack,
     rules: Vec<CompiledRule>,
 }
 
 impl Evaluator {
     pub fn new(pack: Pack) -> Self {
-        let rules = pack
+        // Infallible: `encode` writes what `WirePack::decode` reads.
+        Self::from_bytes(&pack.encode()).unwrap_or_else(|_| Evaluator {
+            wire: WirePack {
+                name: pack.name,
+                version: pack.version,
+                source_digest: pack.source_digest,
+                settings_schema: pack.settings_schema,
+                rules: Vec::new(),
+            },
+            rules: Vec::new(),
+        })
+    }
+
+    /// Decodes an encoded pack's outline; expressions are decoded on first use.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, PackError> {
+        let wire = WirePack::decode(bytes)?;
+        let rules = wire
             .rules
             .iter()
             .map(|r| CompiledRule {
-                when: r.when.as_ref().map(ast::to_cel),
-                assert: ast::to_cel(&r.assert),
-                message: r.message_expression.as_ref().map(ast::to_cel),
-                severity: r.severity_expression.as_ref().map(ast::to_cel),
+                when: r.when.clone().map(Lazy::new),
+                assert: Lazy::new(r.assert.clone()),
+                message: r.message_expression.clone().map(Lazy::new),
+                severity: r.severity_expression.clone().map(Lazy::new),
             })
             .collect();
-        Evaluator { pack, rules }
+        Ok(Evaluator { wire, rules })
     }
 
-    /// Decodes an encoded pack and prepares it.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, PackError> {
-        Pack::decode(bytes).map(Self::new)
-    }
-
-    pub fn pack(&self) -> &Pack {
-        &self.pack
+    /// Name, version, digest, schema and rule metadata of the pack.
+    pub fn pack(&self) -> &WirePack {
+        &self.wire
     }
 
     /// Evaluates every rule against every resource the document declares.
@@ -122,7 +162,8 @@ impl Evaluator {
             let mut scope = root.new_inner_scope();
             scope.add_variable_from_value("resource", to_cel(res));
             scope.add_variable_from_value("object", json_to_cel(object));
-            for (rule, compiled) in self.pack.rules.iter().zip(&self.rules) {
+            for (wire, compiled) in self.wire.rules.iter().zip(&self.rules) {
+                let rule = &wire.meta;
                 if !rule.targets.is_empty() && !rule.targets.contains(&res.kind) {
                     continue;
                 }
@@ -132,8 +173,15 @@ impl Evaluator {
                     name: display.clone(),
                     message,
                 };
+                fn expr<'l>(
+                    l: &'l Lazy,
+                    fail: &dyn Fn(String) -> RuleError,
+                ) -> Result<&'l IdedExpr, RuleError> {
+                    l.get()
+                        .map_err(|e| fail(format!("corrupt expression: {e}")))
+                }
                 if let Some(when) = &compiled.when {
-                    match Cel::resolve(when, &scope) {
+                    match Cel::resolve(expr(when, &fail)?, &scope) {
                         Ok(Cel::Bool(true)) => {}
                         Ok(Cel::Bool(false)) => continue,
                         Ok(other) => {
@@ -145,7 +193,7 @@ impl Evaluator {
                         Err(e) => return Err(fail(format!("`when`: {e}"))),
                     }
                 }
-                match Cel::resolve(&compiled.assert, &scope) {
+                match Cel::resolve(expr(&compiled.assert, &fail)?, &scope) {
                     Ok(Cel::Bool(true)) => continue,
                     Ok(Cel::Bool(false)) => {}
                     Ok(other) => {
@@ -157,7 +205,7 @@ impl Evaluator {
                     Err(e) => return Err(fail(format!("`assert`: {e}"))),
                 }
                 let message = match &compiled.message {
-                    Some(m) => match Cel::resolve(m, &scope) {
+                    Some(m) => match Cel::resolve(expr(m, &fail)?, &scope) {
                         Ok(Cel::String(s)) => s.to_string(),
                         Ok(other) => {
                             return Err(fail(format!(
@@ -173,7 +221,7 @@ impl Evaluator {
                         .unwrap_or_else(|| format!("{} {display}: {}", res.kind, rule.description)),
                 };
                 let severity = match &compiled.severity {
-                    Some(s) => match Cel::resolve(s, &scope) {
+                    Some(s) => match Cel::resolve(expr(s, &fail)?, &scope) {
                         Ok(Cel::String(s)) => match s.as_str() {
                             "error" => Severity::Error,
                             "warning" => Severity::Warning,
@@ -671,9 +719,44 @@ mod tests {
             "resource.minNodes == 0",
             None,
         )]);
-        let bytes = e.pack().encode();
+        let original = Pack {
+            name: "t".into(),
+            version: "0.1.0".into(),
+            source_digest: String::new(),
+            settings_schema: None,
+            rules: vec![rule(
+                "r",
+                Some("true"),
+                "resource.minNodes == 0",
+                Some("'x'"),
+            )],
+        };
+        let bytes = original.encode();
+        assert_eq!(Pack::decode(&bytes).expect("decodes"), original);
         let back = Evaluator::from_bytes(&bytes).expect("decodes");
-        assert_eq!(back.pack(), e.pack());
+        assert_eq!(back.pack().rules[0].meta, original.rules[0].meta());
+        assert_eq!(e.pack().rules[0].meta.id, "r");
         assert!(Pack::decode(b"nope").is_err());
+        // A corrupt expression blob is a rule error, not a panic.
+        let mut wire = WirePack::decode(&bytes).expect("outline");
+        wire.rules[0].assert = vec![0xff, 0xff, 0xff];
+        let broken = Evaluator {
+            rules: vec![CompiledRule {
+                when: None,
+                assert: Lazy::new(vec![0xff; 3]),
+                message: None,
+                severity: None,
+            }],
+            wire,
+        };
+        let err = broken
+            .evaluate(&Input {
+                document: &cluster(1),
+                source: Source::Unknown,
+                settings: &json!({}),
+                as_of: "2026-11-22",
+            })
+            .expect_err("corrupt");
+        assert!(err.message.starts_with("corrupt expression"), "{err}");
     }
 }

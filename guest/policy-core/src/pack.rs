@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// Magic bytes and format version at the start of an encoded pack.
 const MAGIC: &[u8; 4] = b"CGPK";
 /// Bumped whenever [`Pack`]'s encoding changes; the runtime refuses other versions.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// How serious a violation is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -79,8 +79,69 @@ pub enum PackError {
     Corrupt(String),
 }
 
-impl Pack {
-    /// Encodes the pack (magic, format version, postcard body).
+/// A rule without its expressions: what metadata and messages need.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RuleMeta {
+    pub id: String,
+    pub severity: Severity,
+    pub targets: Vec<String>,
+    pub description: String,
+    pub rationale: String,
+    pub remediation: String,
+    pub message: Option<String>,
+    pub path: Option<String>,
+    pub field: Option<String>,
+}
+
+/// The encoded form of a pack: each expression is its own postcard blob, so a
+/// fresh policy instance decodes only the expressions it evaluates (and message
+/// expressions only when a rule fires).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WirePack {
+    pub name: String,
+    pub version: String,
+    pub source_digest: String,
+    pub settings_schema: Option<String>,
+    pub rules: Vec<WireRule>,
+}
+
+/// One rule of a [`WirePack`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireRule {
+    pub meta: RuleMeta,
+    pub when: Option<Vec<u8>>,
+    pub assert: Vec<u8>,
+    pub message_expression: Option<Vec<u8>>,
+    pub severity_expression: Option<Vec<u8>>,
+}
+
+fn blob(e: &Expr) -> Vec<u8> {
+    postcard::to_allocvec(e).unwrap_or_default()
+}
+
+/// Decodes one expression blob.
+pub fn expr_from_blob(bytes: &[u8]) -> Result<Expr, PackError> {
+    postcard::from_bytes(bytes).map_err(|e| PackError::Corrupt(e.to_string()))
+}
+
+impl Rule {
+    pub fn meta(&self) -> RuleMeta {
+        RuleMeta {
+            id: self.id.clone(),
+            severity: self.severity,
+            targets: self.targets.clone(),
+            description: self.description.clone(),
+            rationale: self.rationale.clone(),
+            remediation: self.remediation.clone(),
+            message: self.message.clone(),
+            path: self.path.clone(),
+            field: self.field.clone(),
+        }
+    }
+}
+
+impl WirePack {
+    /// Encodes: magic, format version, postcard body.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(4096);
         out.extend_from_slice(MAGIC);
@@ -92,8 +153,8 @@ impl Pack {
         out
     }
 
-    /// Decodes bytes written by [`Pack::encode`].
-    pub fn decode(bytes: &[u8]) -> Result<Pack, PackError> {
+    /// Decodes bytes written by [`Pack::encode`] without decoding any expression.
+    pub fn decode(bytes: &[u8]) -> Result<WirePack, PackError> {
         let (magic, rest) = bytes.split_at_checked(4).ok_or(PackError::Magic)?;
         if magic != MAGIC {
             return Err(PackError::Magic);
@@ -104,5 +165,64 @@ impl Pack {
             return Err(PackError::Format { found });
         }
         postcard::from_bytes(body).map_err(|e| PackError::Corrupt(e.to_string()))
+    }
+}
+
+impl Pack {
+    /// Encodes the pack (magic, format version, postcard body of the [`WirePack`]).
+    pub fn encode(&self) -> Vec<u8> {
+        let wire = WirePack {
+            name: self.name.clone(),
+            version: self.version.clone(),
+            source_digest: self.source_digest.clone(),
+            settings_schema: self.settings_schema.clone(),
+            rules: self
+                .rules
+                .iter()
+                .map(|r| WireRule {
+                    meta: r.meta(),
+                    when: r.when.as_ref().map(blob),
+                    assert: blob(&r.assert),
+                    message_expression: r.message_expression.as_ref().map(blob),
+                    severity_expression: r.severity_expression.as_ref().map(blob),
+                })
+                .collect(),
+        };
+        wire.encode()
+    }
+
+    /// Decodes bytes written by [`Pack::encode`], every expression included.
+    pub fn decode(bytes: &[u8]) -> Result<Pack, PackError> {
+        let wire = WirePack::decode(bytes)?;
+        let opt = |b: &Option<Vec<u8>>| b.as_deref().map(expr_from_blob).transpose();
+        let rules = wire
+            .rules
+            .iter()
+            .map(|r| {
+                let m = r.meta.clone();
+                Ok(Rule {
+                    id: m.id,
+                    severity: m.severity,
+                    targets: m.targets,
+                    description: m.description,
+                    rationale: m.rationale,
+                    remediation: m.remediation,
+                    when: opt(&r.when)?,
+                    assert: expr_from_blob(&r.assert)?,
+                    message: m.message,
+                    message_expression: opt(&r.message_expression)?,
+                    severity_expression: opt(&r.severity_expression)?,
+                    path: m.path,
+                    field: m.field,
+                })
+            })
+            .collect::<Result<Vec<_>, PackError>>()?;
+        Ok(Pack {
+            name: wire.name,
+            version: wire.version,
+            source_digest: wire.source_digest,
+            settings_schema: wire.settings_schema,
+            rules,
+        })
     }
 }

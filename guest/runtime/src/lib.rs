@@ -73,6 +73,7 @@ impl Guest for Runtime {
                     rules: p
                         .rules
                         .iter()
+                        .map(|w| &w.meta)
                         .map(|r| RuleInfo {
                             id: r.id.clone(),
                             severity: severity(r.severity),
