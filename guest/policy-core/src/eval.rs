@@ -589,19 +589,21 @@ mod tests {
 
     fn rule(id: &str, when: Option<&str>, assert: &str, msg: Option<&str>) -> Rule {
         Rule {
-            id: id.into(),
-            severity: Severity::Warning,
-            targets: vec![],
-            description: "d".into(),
-            rationale: "r".into(),
-            remediation: "fix".into(),
+            meta: crate::pack::RuleMeta {
+                id: id.into(),
+                severity: Severity::Warning,
+                targets: vec![],
+                description: "d".into(),
+                rationale: "r".into(),
+                remediation: "fix".into(),
+                message: None,
+                path: None,
+                field: Some("minNodes".into()),
+            },
             when: when.map(|w| ast::parse(w).expect("when parses")),
             assert: ast::parse(assert).expect("assert parses"),
-            message: None,
             message_expression: msg.map(|m| ast::parse(m).expect("msg parses")),
             severity_expression: None,
-            path: None,
-            field: Some("minNodes".into()),
         }
     }
 
@@ -734,7 +736,7 @@ mod tests {
         let bytes = original.encode();
         assert_eq!(Pack::decode(&bytes).expect("decodes"), original);
         let back = Evaluator::from_bytes(&bytes).expect("decodes");
-        assert_eq!(back.pack().rules[0].meta, original.rules[0].meta());
+        assert_eq!(back.pack().rules[0].meta, original.rules[0].meta);
         assert_eq!(e.pack().rules[0].meta.id, "r");
         assert!(Pack::decode(b"nope").is_err());
         // A corrupt expression blob is a rule error, not a panic.

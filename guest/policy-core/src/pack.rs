@@ -41,29 +41,18 @@ pub struct Pack {
     pub rules: Vec<Rule>,
 }
 
-/// One rule.
+/// One rule: its metadata and its expressions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Rule {
-    pub id: String,
-    pub severity: Severity,
-    /// Compute-model kinds; empty = all.
-    pub targets: Vec<String>,
-    pub description: String,
-    pub rationale: String,
-    pub remediation: String,
+    pub meta: RuleMeta,
     /// Precondition; the rule is skipped unless it yields `true`.
     pub when: Option<Expr>,
     /// The check; `false` is a violation.
     pub assert: Expr,
-    pub message: Option<String>,
     /// CEL producing the message (a string).
     pub message_expression: Option<Expr>,
     /// Severity chosen per violation: CEL yielding `error`, `warning` or `info`.
     pub severity_expression: Option<Expr>,
-    /// JSON pointer relative to the resource's root.
-    pub path: Option<String>,
-    /// Compute-model field whose source location the violation points at (e.g. `sku`).
-    pub field: Option<String>,
 }
 
 /// Why bytes could not be read as a pack.
@@ -84,12 +73,16 @@ pub enum PackError {
 pub struct RuleMeta {
     pub id: String,
     pub severity: Severity,
+    /// Compute-model kinds; empty = all.
     pub targets: Vec<String>,
     pub description: String,
     pub rationale: String,
     pub remediation: String,
+    /// Static message, used when there is no message expression.
     pub message: Option<String>,
+    /// JSON pointer relative to the resource's root.
     pub path: Option<String>,
+    /// Compute-model field whose source location the violation points at (e.g. `sku`).
     pub field: Option<String>,
 }
 
@@ -122,22 +115,6 @@ fn blob(e: &Expr) -> Vec<u8> {
 /// Decodes one expression blob.
 pub fn expr_from_blob(bytes: &[u8]) -> Result<Expr, PackError> {
     postcard::from_bytes(bytes).map_err(|e| PackError::Corrupt(e.to_string()))
-}
-
-impl Rule {
-    pub fn meta(&self) -> RuleMeta {
-        RuleMeta {
-            id: self.id.clone(),
-            severity: self.severity,
-            targets: self.targets.clone(),
-            description: self.description.clone(),
-            rationale: self.rationale.clone(),
-            remediation: self.remediation.clone(),
-            message: self.message.clone(),
-            path: self.path.clone(),
-            field: self.field.clone(),
-        }
-    }
 }
 
 impl WirePack {
@@ -180,7 +157,7 @@ impl Pack {
                 .rules
                 .iter()
                 .map(|r| WireRule {
-                    meta: r.meta(),
+                    meta: r.meta.clone(),
                     when: r.when.as_ref().map(blob),
                     assert: blob(&r.assert),
                     message_expression: r.message_expression.as_ref().map(blob),
@@ -199,21 +176,12 @@ impl Pack {
             .rules
             .iter()
             .map(|r| {
-                let m = r.meta.clone();
                 Ok(Rule {
-                    id: m.id,
-                    severity: m.severity,
-                    targets: m.targets,
-                    description: m.description,
-                    rationale: m.rationale,
-                    remediation: m.remediation,
+                    meta: r.meta.clone(),
                     when: opt(&r.when)?,
                     assert: expr_from_blob(&r.assert)?,
-                    message: m.message,
                     message_expression: opt(&r.message_expression)?,
                     severity_expression: opt(&r.severity_expression)?,
-                    path: m.path,
-                    field: m.field,
                 })
             })
             .collect::<Result<Vec<_>, PackError>>()?;

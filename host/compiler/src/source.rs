@@ -5,7 +5,7 @@ use crate::check;
 use crate::diagnostic::Diagnostic;
 use computeguard_decode::{Positions, decode_yaml};
 use computeguard_policy_core::ast::{self, Expr};
-use computeguard_policy_core::pack::{Pack, Rule, Severity};
+use computeguard_policy_core::pack::{Pack, Rule, RuleMeta, Severity};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -314,10 +314,10 @@ pub fn compile(file: &str, text: &str) -> Result<CompiledPack, Vec<Diagnostic>> 
                     continue;
                 };
                 if let Some(rule) = compile_rule(&mut cx, obj, &ptr) {
-                    if !seen.insert(rule.id.clone()) {
+                    if !seen.insert(rule.meta.id.clone()) {
                         cx.err(
                             &format!("{ptr}/id"),
-                            format!("duplicate rule id `{}`", rule.id),
+                            format!("duplicate rule id `{}`", rule.meta.id),
                         );
                     }
                     rules.push(rule);
@@ -491,18 +491,20 @@ fn compile_rule(cx: &mut Ctx<'_>, obj: &Map<String, Value>, ptr: &str) -> Option
         }
     }
     Some(Rule {
-        id,
-        severity,
-        targets,
-        description,
-        rationale,
-        remediation,
+        meta: RuleMeta {
+            id,
+            severity,
+            targets,
+            description,
+            rationale,
+            remediation,
+            message,
+            path,
+            field,
+        },
         when,
         assert: assert?,
-        message,
         message_expression,
         severity_expression,
-        path,
-        field,
     })
 }
