@@ -263,71 +263,6 @@ fn build(e: &Expr, next: &mut u64) -> IdedExpr {
     IdedExpr { id, expr }
 }
 
-/// Every identifier, selected field path and called function in an expression, for
-/// build-time checks ("unknown field of the compute model", "unknown function").
-#[derive(Debug, Default)]
-pub struct References {
-    /// Dotted paths rooted at an identifier, e.g. `resource.sku`.
-    pub paths: Vec<String>,
-    pub functions: Vec<String>,
-    /// Variables bound by comprehensions (not free).
-    pub bound: Vec<String>,
-}
-
-/// Collects [`References`].
-pub fn references(e: &Expr) -> References {
-    let mut r = References::default();
-    walk(e, &mut r);
-    r
-}
-
-fn dotted(e: &Expr) -> Option<String> {
-    match e {
-        Expr::Ident(s) => Some(s.clone()),
-        Expr::Select { operand, field, .. } => dotted(operand).map(|p| format!("{p}.{field}")),
-        _ => None,
-    }
-}
-
-fn walk(e: &Expr, r: &mut References) {
-    match e {
-        Expr::Ident(_) | Expr::Select { .. } if dotted(e).is_some() => {
-            if let Some(p) = dotted(e) {
-                r.paths.push(p);
-            }
-        }
-        Expr::Select { operand, .. } => walk(operand, r),
-        Expr::Call { func, target, args } => {
-            r.functions.push(func.clone());
-            if let Some(t) = target {
-                walk(t, r);
-            }
-            args.iter().for_each(|a| walk(a, r));
-        }
-        Expr::Comprehension(c) => {
-            r.bound.push(c.iter_var.clone());
-            r.bound.extend(c.iter_var2.clone());
-            r.bound.push(c.accu_var.clone());
-            for x in [
-                &c.iter_range,
-                &c.accu_init,
-                &c.loop_cond,
-                &c.loop_step,
-                &c.result,
-            ] {
-                walk(x, r);
-            }
-        }
-        Expr::List(l) => l.iter().for_each(|x| walk(x, r)),
-        Expr::Map(m) => m.iter().for_each(|(k, v, _)| {
-            walk(k, r);
-            walk(v, r);
-        }),
-        Expr::Struct(_, f) => f.iter().for_each(|(_, v, _)| walk(v, r)),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,16 +289,5 @@ mod tests {
         let errs = parse("resource.sku ==\n  'a' 'b'").expect_err("junk");
         assert_eq!(errs[0].line, 2, "{errs:?}");
         assert!(parse("resource.minNodes > 0").is_ok());
-    }
-
-    #[test]
-    fn references_list_paths_and_functions() {
-        let e = parse("sku(resource.sku).infiniband && resource.images.exists(i, i != '')")
-            .expect("ok");
-        let r = references(&e);
-        assert!(r.paths.contains(&"resource.sku".to_string()));
-        assert!(r.paths.contains(&"resource.images".to_string()));
-        assert!(r.functions.contains(&"sku".to_string()));
-        assert!(r.bound.contains(&"i".to_string()));
     }
 }

@@ -23,8 +23,7 @@ wit_bindgen::generate!({
 
 use computeguard::policy::pack;
 use computeguard::policy::types::{
-    Error, Operation, PolicyInfo, Request, ResourceRef, Response, RuleInfo, Severity, SourceKind,
-    Violation,
+    Error, PolicyInfo, Request, ResourceRef, Response, RuleInfo, Severity, SourceKind, Violation,
 };
 use exports::computeguard::policy::evaluator::Guest;
 
@@ -112,7 +111,6 @@ impl Guest for Runtime {
             SourceKind::AzureMl => Source::AzureMl,
             _ => Source::Unknown,
         };
-        let _ = matches!(request.operation, Operation::None);
         let outcome = e
             .evaluate(&Input {
                 document: &document,

@@ -2,7 +2,7 @@
 //! `docs/configuration.md` for the defaults.
 
 use anyhow::{Context as _, Result};
-use computeguard_decode::{Positions, decode_yaml};
+use computeguard_decode::decode_yaml;
 use computeguard_policy_core::region;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -319,7 +319,6 @@ impl Config {
                 });
             }
         }
-        let _: &Positions = pos;
         Ok(cfg)
     }
 
