@@ -167,10 +167,7 @@ fn config_sets_regions_severities_and_ignores() -> std::io::Result<()> {
         dir.path().join("computeguard.yaml"),
         "asOf: 2026-11-22\nregions:\n  allowed: [West Europe]\nrules:\n  sku-retired: off\n  min-nodes-zero: error\nignore:\n  - rule: min-nodes-zero\n    paths: [\"legacy/**\"]\n    reason: warm pool for the nightly SLA\n",
     )?;
-    let out = computeguard()
-        .current_dir(dir.path())
-        .args(["check", "--format", "json", "."])
-        .output()?;
+    let out = run_in(dir.path(), &["check", "--format", "json", "."])?;
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let got: Vec<(String, String, String)> = report["findings"]
         .as_array()
@@ -272,10 +269,7 @@ fn unknown_rule_in_config_is_an_error_with_its_line() -> std::io::Result<()> {
         fixtures().join("azureml/gpu-cluster-idle-nc6.yml"),
         dir.path().join("c.yml"),
     )?;
-    let out = computeguard()
-        .current_dir(dir.path())
-        .args(["check", "."])
-        .output()?;
+    let out = run_in(dir.path(), &["check", "."])?;
     assert_eq!(code(&out), 2);
     assert!(
         stderr(&out).contains("computeguard.yaml:2: unknown rule `min-nodes-zer0`"),
@@ -299,10 +293,7 @@ fn allowed_geographies_match_areas_and_eu_case_insensitively() -> std::io::Resul
             dir.path().join("computeguard.yaml"),
             format!("regions:\n  allowedGeographies: [{geos}]\n"),
         )?;
-        let out = computeguard()
-            .current_dir(dir.path())
-            .args(["check", "--format", "json", "."])
-            .output()?;
+        let out = run_in(dir.path(), &["check", "--format", "json", "."])?;
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
         Ok(report["findings"]
             .as_array()

@@ -257,10 +257,7 @@ fn policies_can_be_pinned_to_a_digest() -> std::io::Result<()> {
             "f".repeat(64)
         ),
     )?;
-    let out = computeguard()
-        .current_dir(dir.path())
-        .args(["check", "."])
-        .output()?;
+    let out = run_in(dir.path(), &["check", "."])?;
     assert_eq!(code(&out), 2);
     assert!(
         stderr(&out).contains("refusing to run it"),
@@ -301,10 +298,7 @@ fn unknown_function_and_bad_settings_are_refused() -> std::io::Result<()> {
         dir.path().join("computeguard.yaml"),
         "regions:\n  allowed: [eastus]\nsettings:\n  computeguard-builtin:\n    regions: {allowed: 3}\n",
     )?;
-    let out = computeguard()
-        .current_dir(dir.path())
-        .args(["check", "."])
-        .output()?;
+    let out = run_in(dir.path(), &["check", "."])?;
     assert_eq!(code(&out), 2);
     assert!(
         stderr(&out)

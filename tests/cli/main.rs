@@ -40,6 +40,11 @@ pub fn run(args: &[&str]) -> Output {
         .expect("run computeguard")
 }
 
+/// Runs the binary with `dir` as the working directory (so its computeguard.yaml is found).
+pub fn run_in(dir: &Path, args: &[&str]) -> std::io::Result<Output> {
+    computeguard().current_dir(dir).args(args).output()
+}
+
 pub fn code(out: &Output) -> i32 {
     out.status.code().expect("exit code")
 }
