@@ -538,6 +538,9 @@ pub const RESOURCE_FIELDS: &[&str] = &[
     "cudaSource",
     "isolationRequired",
     "gpuOperator",
+    "parentRegion",
+    "parent",
+    "unresolved",
 ];
 /// Fields of the map `sku(name)` returns.
 pub const SKU_FIELDS: &[&str] = &[

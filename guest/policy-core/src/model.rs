@@ -71,6 +71,16 @@ pub struct Resource {
     pub isolation_required: bool,
     /// Runs the NVIDIA GPU Operator with the cluster autoscaler (see [`GPU_OPERATOR_LABEL`]).
     pub gpu_operator: bool,
+    /// Region (programmatic name) of the workspace or cluster this compute belongs to, when
+    /// the same document declares both (ARM/Bicep: a compute under a workspace, a pool
+    /// under a cluster; Terraform: the referenced cluster or workspace).
+    pub parent_region: Option<String>,
+    /// The parent, for messages: `workspace ml-prod in westeurope`.
+    pub parent: Option<String>,
+    /// Model fields whose value the document computes at deploy time (an ARM expression
+    /// such as `[resourceGroup().location]`, a parameter without a default) and that are
+    /// therefore left `null` rather than guessed, e.g. `["sku", "region"]`.
+    pub unresolved: Vec<String>,
     /// JSON pointer of the resource within the document.
     #[serde(skip)]
     pub pointer: String,
