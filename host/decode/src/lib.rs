@@ -49,6 +49,11 @@
 //! - [`decode_json`] returns exactly the value `serde_json` parses, plus positions from a linear
 //!   scan of the text. Duplicate keys are errors here too, since two parsers could keep
 //!   different copies.
+//! - [`decode_hcl`] parses a Terraform `.tf` or `.tfvars` file (with `hcl-edit`, which keeps
+//!   spans) into the Terraform JSON configuration syntax: blocks nest by type and labels,
+//!   expressions that are not literals become `"${...}"` strings. [`TerraformVariables`]
+//!   replaces `var.x` with values from `variable` defaults and `.tfvars` files; what it cannot
+//!   know stays `${...}`. Cost: linear in the text.
 //! - [`Document`] owns its value and its [`Positions`]; nothing borrows the source text, so a
 //!   document can outlive it.
 //! - [`Positions`] maps a pointer to a [`Span`]: 1-based line and column (counted in
@@ -71,12 +76,14 @@ mod error;
 mod json;
 mod positions;
 mod scalar;
+mod terraform;
 mod text;
 mod yaml;
 
 pub use error::DecodeError;
 pub use json::decode_json;
 pub use positions::{Positions, Span, escape_key};
+pub use terraform::{TerraformVariables, decode_hcl, tfvars_precedence};
 pub use yaml::decode_yaml;
 
 /// Deepest nesting of sequences and mappings accepted in a YAML document, counting the copies
