@@ -1,0 +1,197 @@
+// Evaluate JSON documents with a computeguard policy component from Node.
+//
+// Uses only the WIT contract (wit/policy.wit), the JavaScript that jco generates
+// from the component, and the WASI preview2 shim: no computeguard code.
+//
+//   npm run transpile -- POLICY.wasm          # jco transpile -> gen/policy.js + core modules
+//   node embed.mjs gen/policy.js --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...
+//
+// Prints one line per document in the canonical form of docs/embedding.md (the
+// Rust and Python examples print the same bytes). --timings adds one JSON line on
+// stderr: compile, instantiate and first-evaluation times.
+//
+// Exit codes: 0 every document evaluated (a policy error result is printed as a
+// line); 2 usage error, unreadable file, a policy that cannot be loaded, refused
+// settings, or a trap.
+
+import { readFile } from "node:fs/promises";
+import { basename, dirname, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { performance } from "node:perf_hooks";
+import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
+
+const USAGE =
+  "usage: node embed.mjs GENERATED/policy.js --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...";
+
+class UsageError extends Error {}
+
+// A fresh sandbox per instance: no preopened directories, no environment, no
+// arguments, no network. (The shim still writes the guest's stdout/stderr to the
+// process's; computeguard policies print nothing.)
+function imports() {
+  const wasi = new WASIShim({
+    sandbox: { preopens: {}, env: {}, args: [], enableNetwork: false },
+  });
+  return {
+    ...wasi.getImportObject(),
+    // Policies import the types-only interface of the contract; it has no
+    // functions, so an empty object satisfies it.
+    "computeguard:policy/types": {},
+  };
+}
+
+/** The transpiled policy: core modules compiled once, instantiated per call. */
+class Policy {
+  static async load(generated) {
+    const path = resolve(generated);
+    const { instantiate } = await import(pathToFileURL(path).href);
+    const dir = dirname(path);
+    const modules = new Map();
+    // jco splits the component into core modules next to the JS; compile each once.
+    const getCoreModule = async (name) => {
+      if (!modules.has(name)) {
+        modules.set(name, WebAssembly.compile(await readFile(resolve(dir, name))));
+      }
+      return modules.get(name);
+    };
+    const policy = new Policy(instantiate, getCoreModule);
+    await policy.instantiate(); // compiles every core module
+    return policy;
+  }
+
+  constructor(instantiate, getCoreModule) {
+    this.instantiateComponent = instantiate;
+    this.getCoreModule = getCoreModule;
+  }
+
+  /** A fresh instance: no state leaks from one document to the next. */
+  async instantiate() {
+    const root = await this.instantiateComponent(this.getCoreModule, imports());
+    return root.evaluator;
+  }
+}
+
+/** result<response, error>: jco returns the ok value and throws the error payload. */
+function evaluate(evaluator, request) {
+  try {
+    return { ok: evaluator.evaluate(request) };
+  } catch (e) {
+    if (e && e.payload && typeof e.payload.tag === "string") {
+      return { err: e.payload };
+    }
+    throw e;
+  }
+}
+
+const utf8 = (s) => Buffer.from(s, "utf8");
+
+/** Field by field, comparing UTF-8 bytes (as the Rust and Python examples do). */
+function compareViolations(a, b) {
+  const fields = (v) => [
+    v.rule,
+    v.severity,
+    v.message,
+    v.path,
+    v.remediation,
+    v.resource.kind,
+    v.resource.name,
+  ];
+  const fa = fields(a);
+  const fb = fields(b);
+  for (let i = 0; i < fa.length; i++) {
+    const c = Buffer.compare(utf8(fa[i]), utf8(fb[i]));
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+/** The canonical line for one evaluation (key order is part of the format). */
+function canonical(name, result) {
+  if (result.err) {
+    return { case: name, error: { kind: result.err.tag, message: result.err.val } };
+  }
+  const violations = result.ok.violations.map((v) => ({
+    rule: v.rule,
+    severity: v.severity,
+    message: v.message,
+    path: v.path,
+    remediation: v.remediation,
+    resource: { kind: v.resource.kind, name: v.resource.name },
+  }));
+  violations.sort(compareViolations);
+  return { case: name, violations };
+}
+
+async function main(argv) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        "as-of": { type: "string" },
+        settings: { type: "string" },
+        timings: { type: "boolean", default: false },
+      },
+    });
+  } catch (e) {
+    throw new UsageError(`${e.message}\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length === 0) throw new UsageError(USAGE);
+  if (!values["as-of"]) throw new UsageError(`\`--as-of\` is required\n${USAGE}`);
+  const [generated, ...documents] = positionals;
+  const settings = values.settings ? await readFile(values.settings, "utf8") : "{}";
+
+  let start = performance.now();
+  const policy = await Policy.load(generated);
+  const compiled = performance.now() - start;
+
+  start = performance.now();
+  const evaluator = await policy.instantiate();
+  const instantiated = performance.now() - start;
+  const info = evaluator.metadata();
+  try {
+    evaluator.validateSettings(settings);
+  } catch (e) {
+    const where = values.settings ? ` in \`${values.settings}\`` : "";
+    throw new UsageError(
+      `policy \`${info.name}\` refuses the settings${where}: ${e.payload ?? e}`,
+    );
+  }
+
+  let firstEvaluation;
+  let out = "";
+  for (const path of documents) {
+    const document = await readFile(path, "utf8");
+    start = performance.now();
+    const fresh = await policy.instantiate();
+    const result = evaluate(fresh, {
+      document,
+      sourceKind: "unknown",
+      operation: "none",
+      settings,
+      asOf: values["as-of"],
+    });
+    firstEvaluation ??= performance.now() - start;
+    out += JSON.stringify(canonical(basename(path), result)) + "\n";
+  }
+  process.stdout.write(out);
+  if (values.timings) {
+    const ms = (t) => Math.round(t * 100) / 100;
+    process.stderr.write(
+      JSON.stringify({
+        host: "node",
+        compileMs: ms(compiled),
+        instantiateMs: ms(instantiated),
+        firstEvaluateMs: firstEvaluation === undefined ? null : ms(firstEvaluation),
+      }) + "\n",
+    );
+  }
+}
+
+main(process.argv.slice(2)).catch((e) => {
+  process.stderr.write(`error: ${e instanceof UsageError ? e.message : e.stack ?? e}\n`);
+  process.exitCode = 2;
+});

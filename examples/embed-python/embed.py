@@ -1,0 +1,176 @@
+"""Evaluate JSON documents with a computeguard policy component from Python.
+
+Uses only the WIT contract (``wit/policy.wit``) and wasmtime-py's component
+API (``wasmtime.component``): no computeguard code.
+
+    python embed.py POLICY.wasm --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...
+
+Prints one line per document in the canonical form of ``docs/embedding.md``
+(the Rust and Node examples print the same bytes). ``--timings`` adds one JSON
+line on stderr: compile, instantiate and first-evaluation times.
+
+Exit codes: 0 every document evaluated (a policy error result is printed as
+a line); 2 usage error, unreadable file, a policy that cannot be loaded,
+refused settings, or a trap.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import wasmtime
+from wasmtime.component import Component, Linker, Record, Variant
+
+INTERFACE = "computeguard:policy/evaluator@0.1.0"
+# Linear memory one policy instance may use.
+MEMORY_LIMIT = 64 << 20
+# Instructions (roughly) one call may execute before it traps.
+FUEL = 2_000_000_000
+
+
+class Policy:
+    """A compiled policy component. Every call gets a fresh store and instance,
+    so no state leaks from one document to the next."""
+
+    def __init__(self, path):
+        config = wasmtime.Config()
+        config.consume_fuel = True
+        self.engine = wasmtime.Engine(config)
+        self.component = Component.from_file(self.engine, path)
+        self.linker = Linker(self.engine)
+        self.linker.add_wasip2()
+        # Policies import the types-only interface of the contract; it has no
+        # functions, so an empty instance satisfies it.
+        with self.linker.root() as root:
+            with root.add_instance("computeguard:policy/types@0.1.0"):
+                pass
+        iface = self.component.get_export_index(INTERFACE)
+        if iface is None:
+            raise PolicyLoadError(f"`{path}` does not export {INTERFACE}")
+        self.exports = {}
+        for name in ("metadata", "validate-settings", "evaluate"):
+            index = self.component.get_export_index(name, iface)
+            if index is None:
+                raise PolicyLoadError(f"`{path}` does not export {INTERFACE}#{name}")
+            self.exports[name] = index
+
+    def instantiate(self):
+        """A fresh sandbox: a new store with its limits, and a new instance."""
+        store = wasmtime.Store(self.engine)
+        # The default WasiConfig grants nothing: no preopened directories, no
+        # environment or arguments, no sockets, stdin empty, stdout/stderr discarded.
+        store.set_wasi(wasmtime.WasiConfig())
+        store.set_limits(memory_size=MEMORY_LIMIT)
+        store.set_fuel(FUEL)
+        return store, self.linker.instantiate(store, self.component)
+
+    def call(self, name, *args, sandbox=None):
+        """Calls an evaluator function, in `sandbox` or else in a fresh one."""
+        store, instance = sandbox or self.instantiate()
+        func = instance.get_func(store, self.exports[name])
+        result = func(store, *args)
+        func.post_return(store)
+        return result
+
+
+class PolicyLoadError(Exception):
+    pass
+
+
+def request(document, settings, as_of):
+    # Records are `Record` objects whose attributes carry the WIT field names
+    # (kebab-case, hence setattr); enums are their WIT case names as strings.
+    r = Record()
+    setattr(r, "document", document)
+    setattr(r, "source-kind", "unknown")
+    setattr(r, "operation", "none")
+    setattr(r, "settings", settings)
+    setattr(r, "as-of", as_of)
+    return r
+
+
+def canonical(case, result):
+    """The canonical line for one evaluation (key order is part of the format)."""
+    if isinstance(result, Variant):  # result<response, error>: the error variant
+        return {"case": case, "error": {"kind": result.tag, "message": result.payload}}
+    violations = [
+        {
+            "rule": v.rule,
+            "severity": v.severity,
+            "message": v.message,
+            "path": v.path,
+            "remediation": v.remediation,
+            "resource": {"kind": v.resource.kind, "name": v.resource.name},
+        }
+        for v in result.violations
+    ]
+    violations.sort(key=sort_key)
+    return {"case": case, "violations": violations}
+
+
+def sort_key(v):
+    """Field by field, comparing UTF-8 bytes (as Rust and the Node example do)."""
+    fields = (v["rule"], v["severity"], v["message"], v["path"], v["remediation"],
+              v["resource"]["kind"], v["resource"]["name"])
+    return tuple(f.encode("utf-8") for f in fields)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("policy")
+    parser.add_argument("documents", nargs="*")
+    parser.add_argument("--as-of", required=True, metavar="YYYY-MM-DD")
+    parser.add_argument("--settings", metavar="FILE")
+    parser.add_argument("--timings", action="store_true")
+    args = parser.parse_intermixed_args(argv)
+
+    try:
+        settings = "{}"
+        if args.settings:
+            with open(args.settings, encoding="utf-8") as f:
+                settings = f.read()
+
+        start = time.perf_counter()
+        policy = Policy(args.policy)
+        compiled = time.perf_counter() - start
+
+        start = time.perf_counter()
+        sandbox = policy.instantiate()
+        instantiated = time.perf_counter() - start
+        info = policy.call("metadata", sandbox=sandbox)
+        problem = policy.call("validate-settings", settings, sandbox=sandbox)
+        if problem is not None:
+            where = f" in `{args.settings}`" if args.settings else ""
+            raise PolicyLoadError(f"policy `{info.name}` refuses the settings{where}: {problem}")
+
+        first_evaluation = None
+        lines = []
+        for path in args.documents:
+            with open(path, encoding="utf-8") as f:
+                document = f.read()
+            start = time.perf_counter()
+            result = policy.call("evaluate", request(document, settings, args.as_of))
+            if first_evaluation is None:
+                first_evaluation = time.perf_counter() - start
+            line = canonical(os.path.basename(path), result)
+            lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
+    except (OSError, wasmtime.WasmtimeError, PolicyLoadError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+    sys.stdout.buffer.write("".join(l + "\n" for l in lines).encode("utf-8"))
+    if args.timings:
+        ms = lambda s: round(s * 1000, 2)
+        print(json.dumps({
+            "host": "python",
+            "compileMs": ms(compiled),
+            "instantiateMs": ms(instantiated),
+            "firstEvaluateMs": ms(first_evaluation) if first_evaluation is not None else None,
+        }), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

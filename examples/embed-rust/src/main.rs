@@ -1,0 +1,313 @@
+//! Evaluates JSON documents with a computeguard policy component from Rust, using
+//! only the WIT contract (`wit/policy.wit`) and wasmtime: no computeguard crate.
+//!
+//! ```text
+//! embed-rust POLICY.wasm --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...
+//! ```
+//!
+//! Prints one line per document in the canonical form of `docs/embedding.md`
+//! (the Node and Python examples print the same bytes). `--timings` adds one JSON
+//! line on stderr: compile, instantiate and first-evaluation times.
+//!
+//! Exit codes: 0 every document evaluated (with or without violations, or with a
+//! policy error result, which is printed); 2 usage error, unreadable file, a policy
+//! that cannot be loaded, refused settings, or a trap.
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::error::Context as _;
+use wasmtime::{Config, Engine, Result, Store, StoreLimits, StoreLimitsBuilder, bail, format_err};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+// The host side of the contract, generated from the same WIT file the policies use.
+mod bindings {
+    wasmtime::component::bindgen!({
+        world: "policy",
+        path: "../../wit",
+    });
+}
+
+use bindings::computeguard::policy::types::{
+    Error as PolicyError, Operation, Request, SourceKind, Violation,
+};
+
+/// Linear memory one policy instance may use.
+const MEMORY_LIMIT: usize = 64 << 20;
+/// Instructions (roughly) one call may execute before it traps: a runaway policy
+/// stops instead of hanging the host. An evaluation of the built-in pack uses a
+/// few million.
+const FUEL: u64 = 2_000_000_000;
+
+/// Per-store state: an empty WASI context (no files, no environment, no
+/// network, stdio discarded) and the memory cap.
+struct Host {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+}
+
+impl WasiView for Host {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+struct Args {
+    policy: PathBuf,
+    as_of: String,
+    settings: Option<PathBuf>,
+    timings: bool,
+    documents: Vec<PathBuf>,
+}
+
+const USAGE: &str = "usage: embed-rust POLICY.wasm --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...";
+
+fn parse_args() -> Result<Args> {
+    let mut policy = None;
+    let mut as_of = None;
+    let mut settings = None;
+    let mut timings = false;
+    let mut documents = Vec::new();
+    let mut args = std::env::args_os().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--as-of") => {
+                let v = args.next().context("`--as-of` needs a date (YYYY-MM-DD)")?;
+                as_of = Some(
+                    v.into_string()
+                        .map_err(|_| format_err!("`--as-of` needs a date (YYYY-MM-DD)"))?,
+                );
+            }
+            Some("--settings") => {
+                settings = Some(PathBuf::from(
+                    args.next().context("`--settings` needs a file")?,
+                ));
+            }
+            Some("--timings") => timings = true,
+            Some(s) if s.starts_with("--") => bail!("unknown option `{s}`\n{USAGE}"),
+            _ if policy.is_none() => policy = Some(PathBuf::from(arg)),
+            _ => documents.push(PathBuf::from(arg)),
+        }
+    }
+    Ok(Args {
+        policy: policy.context(USAGE)?,
+        as_of: as_of.with_context(|| format!("`--as-of` is required\n{USAGE}"))?,
+        settings,
+        timings,
+        documents,
+    })
+}
+
+/// One violation in the canonical output (field order is part of the format).
+#[derive(Serialize, PartialEq, Eq, PartialOrd, Ord)]
+struct CanonicalViolation {
+    rule: String,
+    severity: &'static str,
+    message: String,
+    path: String,
+    remediation: String,
+    resource: CanonicalResource,
+}
+
+#[derive(Serialize, PartialEq, Eq, PartialOrd, Ord)]
+struct CanonicalResource {
+    kind: String,
+    name: String,
+}
+
+#[derive(Serialize)]
+struct CanonicalError {
+    kind: &'static str,
+    message: String,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Line {
+    Violations {
+        case: String,
+        violations: Vec<CanonicalViolation>,
+    },
+    Error {
+        case: String,
+        error: CanonicalError,
+    },
+}
+
+impl From<Violation> for CanonicalViolation {
+    fn from(v: Violation) -> Self {
+        use bindings::computeguard::policy::types::Severity;
+        CanonicalViolation {
+            rule: v.rule,
+            severity: match v.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Info => "info",
+            },
+            message: v.message,
+            path: v.path,
+            remediation: v.remediation,
+            resource: CanonicalResource {
+                kind: v.resource.kind,
+                name: v.resource.name,
+            },
+        }
+    }
+}
+
+/// The loaded policy: compiled and pre-instantiated once; every call gets a fresh
+/// store and instance, so no state leaks from one document to the next.
+struct Policy {
+    engine: Engine,
+    pre: bindings::PolicyPre<Host>,
+}
+
+impl Policy {
+    fn load(path: &Path) -> Result<Self> {
+        let mut config = Config::new();
+        config.consume_fuel(true);
+        let engine = Engine::new(&config)?;
+        let component = Component::from_file(&engine, path)
+            .with_context(|| format!("`{}` is not a loadable component", path.display()))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        // Policies import the types-only interface of the contract; it has no
+        // functions, so an empty instance satisfies it.
+        linker.instance("computeguard:policy/types@0.1.0")?;
+        let pre = linker.instantiate_pre(&component).with_context(|| {
+            format!(
+                "`{}` imports something this host does not provide",
+                path.display()
+            )
+        })?;
+        let pre = bindings::PolicyPre::new(pre).with_context(|| {
+            format!(
+                "`{}` does not export computeguard:policy/evaluator@0.1.0",
+                path.display()
+            )
+        })?;
+        Ok(Policy { engine, pre })
+    }
+
+    fn instantiate(&self) -> Result<(bindings::Policy, Store<Host>)> {
+        let host = Host {
+            // `WasiCtxBuilder::new()` grants nothing: no preopened directories,
+            // no environment or arguments, no sockets, stdin empty, stdout and
+            // stderr discarded.
+            wasi: WasiCtxBuilder::new().build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new().memory_size(MEMORY_LIMIT).build(),
+        };
+        let mut store = Store::new(&self.engine, host);
+        store.limiter(|h| &mut h.limits);
+        store.set_fuel(FUEL)?;
+        let policy = self.pre.instantiate(&mut store)?;
+        Ok((policy, store))
+    }
+}
+
+fn error_line(case: String, error: PolicyError) -> Line {
+    let (kind, message) = match error {
+        PolicyError::InvalidDocument(m) => ("invalid-document", m),
+        PolicyError::InvalidSettings(m) => ("invalid-settings", m),
+        PolicyError::RuleFailed(m) => ("rule-failed", m),
+    };
+    Line::Error {
+        case,
+        error: CanonicalError { kind, message },
+    }
+}
+
+fn run() -> Result<()> {
+    let args = parse_args()?;
+    let settings = match &args.settings {
+        Some(p) => std::fs::read_to_string(p)
+            .with_context(|| format!("cannot read settings `{}`", p.display()))?,
+        None => "{}".to_string(),
+    };
+
+    let start = Instant::now();
+    let policy = Policy::load(&args.policy)?;
+    let compiled = start.elapsed();
+
+    let start = Instant::now();
+    let (instance, mut store) = policy.instantiate()?;
+    let instantiated = start.elapsed();
+    let evaluator = instance.computeguard_policy_evaluator();
+    let info = evaluator.call_metadata(&mut store)?;
+    if let Err(problem) = evaluator.call_validate_settings(&mut store, &settings)? {
+        bail!(
+            "policy `{}` refuses the settings{}: {problem}",
+            info.name,
+            args.settings
+                .as_ref()
+                .map(|p| format!(" in `{}`", p.display()))
+                .unwrap_or_default()
+        );
+    }
+
+    let mut first_evaluation = None;
+    let mut out = String::new();
+    for doc in &args.documents {
+        let case = doc
+            .file_name()
+            .map_or_else(|| doc.display().to_string(), |n| n.to_string_lossy().into());
+        let document = std::fs::read_to_string(doc)
+            .with_context(|| format!("cannot read `{}`", doc.display()))?;
+        let request = Request {
+            document,
+            source_kind: SourceKind::Unknown,
+            operation: Operation::None,
+            settings: settings.clone(),
+            as_of: args.as_of.clone(),
+        };
+        let start = Instant::now();
+        let (instance, mut store) = policy.instantiate()?;
+        let result = instance
+            .computeguard_policy_evaluator()
+            .call_evaluate(&mut store, &request)
+            .with_context(|| format!("policy `{}` trapped on `{}`", info.name, doc.display()))?;
+        first_evaluation.get_or_insert(start.elapsed());
+        let line = match result {
+            Ok(response) => {
+                let mut violations: Vec<CanonicalViolation> =
+                    response.violations.into_iter().map(Into::into).collect();
+                violations.sort();
+                Line::Violations { case, violations }
+            }
+            Err(e) => error_line(case, e),
+        };
+        out.push_str(&serde_json::to_string(&line)?);
+        out.push('\n');
+    }
+    print!("{out}");
+    if args.timings {
+        let ms = |d: std::time::Duration| (d.as_secs_f64() * 1e5).round() / 100.0;
+        eprintln!(
+            "{}",
+            serde_json::json!({
+                "host": "rust",
+                "compileMs": ms(compiled),
+                "instantiateMs": ms(instantiated),
+                "firstEvaluateMs": first_evaluation.map(ms),
+            })
+        );
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
