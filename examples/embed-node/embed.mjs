@@ -20,6 +20,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
+import Ajv from "ajv";
 
 const USAGE =
   "usage: node embed.mjs GENERATED/policy.js --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...";
@@ -152,13 +153,29 @@ async function main(argv) {
   const evaluator = await policy.instantiate();
   const instantiated = performance.now() - start;
   const info = evaluator.metadata();
+  const where = values.settings ? ` in \`${values.settings}\`` : "";
+  const refused = (problem) =>
+    new UsageError(`policy \`${info.name}\` refuses the settings${where}: ${problem}`);
+  // The host checks settings against the policy's JSON Schema (the policy itself
+  // checks only that they are a JSON object), then asks the policy.
+  if (info.settingsSchema !== undefined) {
+    const validate = new Ajv({ allErrors: true, strict: false }).compile(
+      JSON.parse(info.settingsSchema),
+    );
+    let value;
+    try {
+      value = JSON.parse(settings);
+    } catch (e) {
+      throw refused(`not valid JSON: ${e.message}`);
+    }
+    if (!validate(value)) {
+      throw refused(validate.errors.map((e) => `at \`${e.instancePath}\`: ${e.message}`).join("; "));
+    }
+  }
   try {
     evaluator.validateSettings(settings);
   } catch (e) {
-    const where = values.settings ? ` in \`${values.settings}\`` : "";
-    throw new UsageError(
-      `policy \`${info.name}\` refuses the settings${where}: ${e.payload ?? e}`,
-    );
+    throw refused(e.payload ?? e);
   }
 
   let firstEvaluation;

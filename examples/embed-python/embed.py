@@ -20,6 +20,7 @@ import os
 import sys
 import time
 
+import jsonschema
 import wasmtime
 from wasmtime.component import Component, Linker, Record, Variant
 
@@ -140,10 +141,24 @@ def main(argv):
         sandbox = policy.instantiate()
         instantiated = time.perf_counter() - start
         info = policy.call("metadata", sandbox=sandbox)
+        where = f" in `{args.settings}`" if args.settings else ""
+        refused = f"policy `{info.name}` refuses the settings{where}"
+        # The host checks settings against the policy's JSON Schema (the policy
+        # itself checks only that they are a JSON object), then asks the policy.
+        schema = getattr(info, "settings-schema")
+        if schema is not None:
+            try:
+                value = json.loads(settings)
+            except ValueError as e:
+                raise PolicyLoadError(f"{refused}: not valid JSON: {e}") from e
+            schema = json.loads(schema)
+            validator = jsonschema.validators.validator_for(schema)(schema)
+            problems = [f"at `{e.json_path}`: {e.message}" for e in validator.iter_errors(value)]
+            if problems:
+                raise PolicyLoadError(f"{refused}: {'; '.join(problems)}")
         problem = policy.call("validate-settings", settings, sandbox=sandbox)
         if problem is not None:
-            where = f" in `{args.settings}`" if args.settings else ""
-            raise PolicyLoadError(f"policy `{info.name}` refuses the settings{where}: {problem}")
+            raise PolicyLoadError(f"{refused}: {problem}")
 
         first_evaluation = None
         lines = []
