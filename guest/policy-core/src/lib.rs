@@ -13,6 +13,7 @@
 //! - [`pack`]: a rule pack, pre-parsed (CEL ASTs), in the binary form a component carries.
 //! - [`eval`]: runs a pack's rules over one document.
 
+pub mod arm;
 pub mod ast;
 pub mod catalog;
 pub mod cuda;

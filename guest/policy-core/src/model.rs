@@ -3,7 +3,7 @@
 //! [`Resource`]s; each remembers where its fields came from (JSON pointers into
 //! the document) so hosts can point findings at the right line.
 
-use crate::{catalog, cuda, region};
+use crate::{arm, catalog, cuda, region};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -95,6 +95,10 @@ pub enum Source {
     Kubernetes,
     AdmissionReview,
     AzureMl,
+    /// An ARM template, ARM REST body or REST specification example (JSON).
+    Arm,
+    /// A Bicep file, translated by the host into the ARM template shape.
+    Bicep,
     Unknown,
 }
 
@@ -112,6 +116,8 @@ pub fn normalize(doc: &Value, source: Source) -> Vec<Resource> {
             "aks-node-pool" if r.source_kind == "agentPool" => "AKS node pool".to_string(),
             "aks-cluster" => "AKS cluster".to_string(),
             "kaito-workspace" => "KAITO workspace".to_string(),
+            "aml-workspace" => "Azure ML workspace".to_string(),
+            "aml-kubernetes-compute" => "Azure ML Kubernetes compute".to_string(),
             _ => r.source_kind.clone(),
         };
         r.display = match &r.namespace {
@@ -133,6 +139,9 @@ fn normalize_inner(doc: &Value, source: Source) -> Vec<Resource> {
             Some(inner) => normalize_kubernetes(inner, "/request/object"),
             None => Vec::new(),
         };
+    }
+    if matches!(source, Source::Arm | Source::Bicep) || arm::recognise(doc) {
+        return arm::normalize(doc);
     }
     if obj.contains_key("apiVersion") && obj.contains_key("kind") {
         return normalize_kubernetes(doc, "");
@@ -156,7 +165,7 @@ fn str_at<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
     v.pointer(ptr).and_then(Value::as_str)
 }
 
-fn int_of(v: &Value) -> Option<i64> {
+pub(crate) fn int_of(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
         Value::String(s) => s.trim().parse().ok(),
@@ -182,7 +191,7 @@ fn scalar_text(v: &Value) -> Option<String> {
 }
 
 /// Sets `sku` (canonical spelling when the catalog knows it) and remembers where it came from.
-fn set_sku(r: &mut Resource, raw: &str, ptr: String) {
+pub(crate) fn set_sku(r: &mut Resource, raw: &str, ptr: String) {
     let raw = raw.trim();
     if raw.is_empty() {
         return;
@@ -191,7 +200,7 @@ fn set_sku(r: &mut Resource, raw: &str, ptr: String) {
     r.fields.insert("sku".into(), ptr);
 }
 
-fn set_region(r: &mut Resource, raw: &str, ptr: String) {
+pub(crate) fn set_region(r: &mut Resource, raw: &str, ptr: String) {
     if raw.trim().is_empty() {
         return;
     }
@@ -199,7 +208,7 @@ fn set_region(r: &mut Resource, raw: &str, ptr: String) {
     r.fields.insert("region".into(), ptr);
 }
 
-fn merge_labels(r: &mut Resource, map: Option<&Value>, ptr: &str) {
+pub(crate) fn merge_labels(r: &mut Resource, map: Option<&Value>, ptr: &str) {
     if let Some(Value::Object(m)) = map {
         for (k, v) in m {
             if let Some(t) = scalar_text(v) {
@@ -213,7 +222,7 @@ fn merge_labels(r: &mut Resource, map: Option<&Value>, ptr: &str) {
 }
 
 /// Workload intent: explicit label first, else what the kind implies.
-fn resolve_intent(r: &mut Resource, implied: &str) {
+pub(crate) fn resolve_intent(r: &mut Resource, implied: &str) {
     let explicit = r
         .labels
         .get(WORKLOAD_LABEL)
@@ -534,7 +543,7 @@ fn normalize_aso_aks(doc: &Value, kind: &str, base: &str, template: Resource) ->
     out
 }
 
-fn read_agent_pool(r: &mut Resource, p: &Value, ptr: &str) {
+pub(crate) fn read_agent_pool(r: &mut Resource, p: &Value, ptr: &str) {
     r.kind = "aks-node-pool".into();
     r.source_kind = "agentPool".into();
     if let Some(size) = p.get("vmSize").and_then(Value::as_str) {

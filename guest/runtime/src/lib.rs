@@ -109,6 +109,8 @@ impl Guest for Runtime {
             SourceKind::Kubernetes => Source::Kubernetes,
             SourceKind::AdmissionReview => Source::AdmissionReview,
             SourceKind::AzureMl => Source::AzureMl,
+            SourceKind::Arm => Source::Arm,
+            SourceKind::Bicep => Source::Bicep,
             _ => Source::Unknown,
         };
         let outcome = e

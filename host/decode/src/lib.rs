@@ -72,6 +72,7 @@
 //! further limited to 255 levels by the parser. JSON has no aliases, so its size is bounded by
 //! the text; its nesting is limited to 128 levels by `serde_json`.
 
+mod bicep;
 mod error;
 mod json;
 mod positions;
@@ -80,6 +81,7 @@ mod terraform;
 mod text;
 mod yaml;
 
+pub use bicep::decode_bicep;
 pub use error::DecodeError;
 pub use json::decode_json;
 pub use positions::{Positions, Span, escape_key};

@@ -1,0 +1,1346 @@
+//! ARM templates (and Bicep, which the host translates into the same shape) to compute-model
+//! resources.
+//!
+//! Three document shapes are recognised:
+//! - a deployment template: `$schema` naming `deploymentTemplate.json`, or a `resources` list
+//!   (or, in `languageVersion` 2.0, a map) whose entries carry `type` and `apiVersion`;
+//! - a bare ARM REST resource body: `type` (`Microsoft.…/…`) and `properties`;
+//! - an Azure REST API specification example: the request body at `/parameters/parameters`,
+//!   its resource type taken from a response body.
+//!
+//! Values are read through the template's expressions. Literal expressions are resolved:
+//! `[parameters('x')]` (the parameter's `defaultValue`), `[variables('y')]`, `concat`,
+//! `format`, `toLower`/`toUpper`, `if`, `equals`, `not`/`and`/`or`, `empty`, `string`/`int`/
+//! `bool`, `json`, `coalesce`, property access and indexing. Anything that is only known at
+//! deploy time (`resourceGroup()`, `reference()`, `copyIndex()`, a parameter without a default)
+//! is **unresolved**: the model field stays `null`, its name is listed in
+//! [`Resource::unresolved`] and its provenance still points at the field that uses it, so no
+//! rule guesses a value. A resource whose `condition` resolves to `false` is not deployed and
+//! gives nothing. Nested deployments (`Microsoft.Resources/deployments` with an inline
+//! `template`) are followed with ARM's scoping: `inner` scope gets the parameters passed to it,
+//! evaluated in the outer scope; the default `outer` scope shares the parent's.
+
+use crate::model::{
+    Resource, escape, int_of, merge_labels, read_agent_pool, resolve_intent, set_region, set_sku,
+};
+use crate::region;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Deepest nesting of deployments, variables referring to variables and expression calls that
+/// is followed; deeper references are treated as unresolved (they are never legitimate).
+const MAX_DEPTH: usize = 32;
+
+const COMPUTES: &str = "microsoft.machinelearningservices/workspaces/computes";
+const WORKSPACES: &str = "microsoft.machinelearningservices/workspaces";
+const CLUSTERS: &str = "microsoft.containerservice/managedclusters";
+const POOLS: &str = "microsoft.containerservice/managedclusters/agentpools";
+const DEPLOYMENTS: &str = "microsoft.resources/deployments";
+
+/// Whether `doc` looks like an ARM template, an ARM REST body or a REST specification example.
+pub fn recognise(doc: &Value) -> bool {
+    let Some(obj) = doc.as_object() else {
+        return false;
+    };
+    let schema = obj
+        .get("$schema")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if schema.contains("deploymentTemplate.json") {
+        return true;
+    }
+    if is_template(doc) {
+        return true;
+    }
+    if rest_example_type(doc).is_some() {
+        return true;
+    }
+    let ty = obj.get("type").and_then(Value::as_str).unwrap_or_default();
+    ty.to_ascii_lowercase().starts_with("microsoft.")
+        && ty.contains('/')
+        && obj.get("properties").is_some_and(Value::is_object)
+}
+
+fn is_template(doc: &Value) -> bool {
+    let resource = |r: &Value| {
+        r.get("type").is_some_and(Value::is_string)
+            && r.get("apiVersion").is_some_and(Value::is_string)
+    };
+    match doc.get("resources") {
+        Some(Value::Array(list)) => !list.is_empty() && list.iter().all(resource),
+        Some(Value::Object(map)) => !map.is_empty() && map.values().all(resource),
+        _ => false,
+    }
+}
+
+/// The resource type of an Azure REST API specification example (`parameters.api-version`,
+/// request body `parameters.parameters`, `responses.<code>.body.type`).
+fn rest_example_type(doc: &Value) -> Option<String> {
+    doc.pointer("/parameters/api-version")?;
+    doc.pointer("/parameters/parameters")
+        .filter(|v| v.is_object())?;
+    let Some(Value::Object(responses)) = doc.get("responses") else {
+        return None;
+    };
+    responses
+        .values()
+        .find_map(|r| r.pointer("/body/type").and_then(Value::as_str))
+        .map(str::to_string)
+}
+
+/// Normalises an ARM document. Call [`recognise`] first (or know the source is ARM/Bicep).
+pub fn normalize(doc: &Value) -> Vec<Resource> {
+    let mut walk = Walk::default();
+    if let Some(ty) = rest_example_type(doc) {
+        if let Some(body) = doc.pointer("/parameters/parameters") {
+            let name = [
+                "computeName",
+                "agentPoolName",
+                "resourceName",
+                "workspaceName",
+            ]
+            .iter()
+            .find_map(|k| {
+                doc.pointer(&format!("/parameters/{k}"))
+                    .and_then(Value::as_str)
+            })
+            .unwrap_or("<unnamed>")
+            .to_string();
+            let mut body = body.clone();
+            if let Some(m) = body.as_object_mut() {
+                m.insert("type".into(), Value::String(ty));
+                m.entry("name").or_insert(Value::String(name));
+            }
+            let scope = Scope::default();
+            walk.resource(&body, "/parameters/parameters", &scope, 0, None);
+        }
+    } else if is_template(doc) || doc.get("$schema").is_some() {
+        walk.template(doc, "", &Scope::from_template(doc), 0);
+    } else {
+        walk.resource(doc, "", &Scope::default(), 0, None);
+    }
+    walk.finish()
+}
+
+// ---------------------------------------------------------------------------
+// Expressions
+
+/// A parsed ARM template expression.
+#[derive(Clone, Debug, PartialEq)]
+enum Expr {
+    Str(String),
+    Int(i64),
+    Call(String, Vec<Expr>),
+    Prop(Box<Expr>, String),
+    Index(Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    /// Canonical text: the same expression written with other spacing or case reads the same.
+    fn canonical(&self) -> String {
+        match self {
+            Expr::Str(s) => format!("'{}'", s.replace('\'', "''")),
+            Expr::Int(i) => i.to_string(),
+            Expr::Call(f, args) => format!(
+                "{}({})",
+                f.to_ascii_lowercase(),
+                args.iter()
+                    .map(Expr::canonical)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Expr::Prop(e, p) => format!("{}.{p}", e.canonical()),
+            Expr::Index(e, i) => format!("{}[{}]", e.canonical(), i.canonical()),
+        }
+    }
+}
+
+/// `Some(expression text)` when `s` is an ARM expression (`[...]` but not the `[[` escape).
+fn expression_text(s: &str) -> Option<&str> {
+    let t = s.trim();
+    if t.starts_with("[[") {
+        return None;
+    }
+    t.strip_prefix('[')?.strip_suffix(']')
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Parser<'_> {
+    fn parse(text: &str) -> Option<Expr> {
+        let mut p = Parser {
+            s: text.as_bytes(),
+            i: 0,
+        };
+        let e = p.expr(0)?;
+        p.ws();
+        (p.i == p.s.len()).then_some(e)
+    }
+
+    fn ws(&mut self) {
+        while self.s.get(self.i).is_some_and(u8::is_ascii_whitespace) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        self.ws();
+        if self.s.get(self.i) == Some(&c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expr(&mut self, depth: usize) -> Option<Expr> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.ws();
+        let mut e = match *self.s.get(self.i)? {
+            b'\'' => {
+                self.i += 1;
+                let mut out = Vec::new();
+                loop {
+                    let c = *self.s.get(self.i)?;
+                    self.i += 1;
+                    if c == b'\'' {
+                        if self.s.get(self.i) == Some(&b'\'') {
+                            self.i += 1;
+                            out.push(b'\'');
+                        } else {
+                            break;
+                        }
+                    } else {
+                        out.push(c);
+                    }
+                }
+                Expr::Str(String::from_utf8(out).ok()?)
+            }
+            c if c.is_ascii_digit() || c == b'-' => {
+                let start = self.i;
+                self.i += 1;
+                while self.s.get(self.i).is_some_and(u8::is_ascii_digit) {
+                    self.i += 1;
+                }
+                Expr::Int(
+                    std::str::from_utf8(&self.s[start..self.i])
+                        .ok()?
+                        .parse()
+                        .ok()?,
+                )
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let name = self.ident()?;
+                if !self.eat(b'(') {
+                    return None;
+                }
+                let mut args = Vec::new();
+                if !self.eat(b')') {
+                    loop {
+                        args.push(self.expr(depth + 1)?);
+                        if self.eat(b')') {
+                            break;
+                        }
+                        if !self.eat(b',') {
+                            return None;
+                        }
+                    }
+                }
+                Expr::Call(name, args)
+            }
+            _ => return None,
+        };
+        loop {
+            if self.eat(b'.') {
+                self.ws();
+                e = Expr::Prop(Box::new(e), self.ident()?);
+            } else if self.eat(b'[') {
+                let index = self.expr(depth + 1)?;
+                if !self.eat(b']') {
+                    return None;
+                }
+                e = Expr::Index(Box::new(e), Box::new(index));
+            } else {
+                return Some(e);
+            }
+        }
+    }
+
+    fn ident(&mut self) -> Option<String> {
+        let start = self.i;
+        while self
+            .s
+            .get(self.i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$')
+        {
+            self.i += 1;
+        }
+        (self.i > start).then(|| String::from_utf8_lossy(&self.s[start..self.i]).into_owned())
+    }
+}
+
+/// Where a parameter's value comes from.
+#[derive(Clone, Debug)]
+enum Param {
+    /// Already evaluated (passed to an inner-scope deployment); `None` when unresolved.
+    Given(Option<Value>),
+    /// The template's `defaultValue`, evaluated in the template's own scope when used.
+    Default(Value),
+    /// Declared without a default: known only at deploy time.
+    Missing,
+}
+
+/// Parameters and variables visible to expressions (names compared case-insensitively).
+#[derive(Clone, Debug, Default)]
+struct Scope {
+    params: BTreeMap<String, Param>,
+    vars: BTreeMap<String, Value>,
+    /// Distinguishes scopes, so two `parameters('x')` of different inner deployments differ.
+    id: usize,
+}
+
+impl Scope {
+    fn from_template(t: &Value) -> Scope {
+        let mut s = Scope::default();
+        s.declare(t);
+        s
+    }
+
+    fn declare(&mut self, t: &Value) {
+        if let Some(Value::Object(params)) = t.get("parameters") {
+            for (k, p) in params {
+                let param = match p.get("defaultValue") {
+                    Some(d) => Param::Default(d.clone()),
+                    None => Param::Missing,
+                };
+                self.params.insert(k.to_ascii_lowercase(), param);
+            }
+        }
+        if let Some(Value::Object(vars)) = t.get("variables") {
+            for (k, v) in vars {
+                self.vars.insert(k.to_ascii_lowercase(), v.clone());
+            }
+        }
+    }
+
+    /// Evaluates a JSON value: expressions are evaluated, containers recursively. `None` when
+    /// any part is only known at deploy time.
+    fn value(&self, v: &Value, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match v {
+            Value::String(s) => match expression_text(s) {
+                Some(text) => self.eval(&Parser::parse(text)?, depth + 1),
+                None => Some(Value::String(
+                    s.strip_prefix('[')
+                        .filter(|r| r.starts_with('['))
+                        .unwrap_or(s)
+                        .to_string(),
+                )),
+            },
+            Value::Array(a) => a
+                .iter()
+                .map(|x| self.value(x, depth + 1))
+                .collect::<Option<Vec<_>>>()
+                .map(Value::Array),
+            Value::Object(m) => m
+                .iter()
+                .map(|(k, x)| Some((k.clone(), self.value(x, depth + 1)?)))
+                .collect::<Option<Map<_, _>>>()
+                .map(Value::Object),
+            other => Some(other.clone()),
+        }
+    }
+
+    fn eval(&self, e: &Expr, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let arg = |args: &[Expr], i: usize| args.get(i).and_then(|a| self.eval(a, depth + 1));
+        let text = |v: Value| match v {
+            Value::String(s) => Some(s),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        };
+        match e {
+            Expr::Str(s) => Some(Value::String(s.clone())),
+            Expr::Int(i) => Some(Value::from(*i)),
+            Expr::Prop(inner, p) => {
+                let v = self.eval(inner, depth + 1)?;
+                let m = v.as_object()?;
+                m.iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(p))
+                    .map(|(_, v)| v.clone())
+            }
+            Expr::Index(inner, i) => {
+                let v = self.eval(inner, depth + 1)?;
+                match (v, self.eval(i, depth + 1)?) {
+                    (Value::Array(a), Value::Number(n)) => {
+                        a.get(usize::try_from(n.as_u64()?).ok()?).cloned()
+                    }
+                    (Value::Object(m), Value::String(k)) => m
+                        .iter()
+                        .find(|(mk, _)| mk.eq_ignore_ascii_case(&k))
+                        .map(|(_, v)| v.clone()),
+                    _ => None,
+                }
+            }
+            Expr::Call(f, args) => match f.to_ascii_lowercase().as_str() {
+                "parameters" => {
+                    let name = text(arg(args, 0)?)?.to_ascii_lowercase();
+                    match self.params.get(&name)? {
+                        Param::Given(v) => v.clone(),
+                        Param::Default(d) => self.value(d, depth + 1),
+                        Param::Missing => None,
+                    }
+                }
+                "variables" => {
+                    let name = text(arg(args, 0)?)?.to_ascii_lowercase();
+                    self.value(self.vars.get(&name)?, depth + 1)
+                }
+                "concat" => {
+                    let vals = args
+                        .iter()
+                        .map(|a| self.eval(a, depth + 1))
+                        .collect::<Option<Vec<_>>>()?;
+                    if vals.iter().all(Value::is_array) {
+                        Some(Value::Array(
+                            vals.into_iter()
+                                .flat_map(|v| v.as_array().cloned().unwrap_or_default())
+                                .collect(),
+                        ))
+                    } else {
+                        vals.into_iter()
+                            .map(text)
+                            .collect::<Option<String>>()
+                            .map(Value::String)
+                    }
+                }
+                "format" => {
+                    let fmt = text(arg(args, 0)?)?;
+                    let vals = args
+                        .iter()
+                        .skip(1)
+                        .map(|a| self.eval(a, depth + 1).and_then(text))
+                        .collect::<Option<Vec<_>>>()?;
+                    format_string(&fmt, &vals).map(Value::String)
+                }
+                "tolower" => Some(Value::String(text(arg(args, 0)?)?.to_lowercase())),
+                "toupper" => Some(Value::String(text(arg(args, 0)?)?.to_uppercase())),
+                "string" => Some(Value::String(match arg(args, 0)? {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                })),
+                "int" => int_of(&arg(args, 0)?).map(Value::from),
+                "bool" => match arg(args, 0)? {
+                    Value::Bool(b) => Some(Value::Bool(b)),
+                    Value::String(s) => s.parse::<bool>().ok().map(Value::Bool),
+                    Value::Number(n) => Some(Value::Bool(n.as_i64()? != 0)),
+                    _ => None,
+                },
+                "true" => Some(Value::Bool(true)),
+                "false" => Some(Value::Bool(false)),
+                "null" => Some(Value::Null),
+                "json" => serde_json::from_str(&text(arg(args, 0)?)?).ok(),
+                "if" => match arg(args, 0)? {
+                    Value::Bool(true) => arg(args, 1),
+                    Value::Bool(false) => arg(args, 2),
+                    _ => None,
+                },
+                "equals" => Some(Value::Bool(arg(args, 0)? == arg(args, 1)?)),
+                "not" => Some(Value::Bool(!arg(args, 0)?.as_bool()?)),
+                "and" | "or" => {
+                    let vals = args
+                        .iter()
+                        .map(|a| self.eval(a, depth + 1)?.as_bool())
+                        .collect::<Option<Vec<_>>>()?;
+                    Some(Value::Bool(if f.eq_ignore_ascii_case("and") {
+                        vals.iter().all(|b| *b)
+                    } else {
+                        vals.iter().any(|b| *b)
+                    }))
+                }
+                "empty" => Some(Value::Bool(match arg(args, 0)? {
+                    Value::Null => true,
+                    Value::String(s) => s.is_empty(),
+                    Value::Array(a) => a.is_empty(),
+                    Value::Object(m) => m.is_empty(),
+                    _ => false,
+                })),
+                "coalesce" => args
+                    .iter()
+                    .map(|a| self.eval(a, depth + 1))
+                    .find(|v| !matches!(v, Some(Value::Null)))
+                    .flatten(),
+                "createarray" => args
+                    .iter()
+                    .map(|a| self.eval(a, depth + 1))
+                    .collect::<Option<Vec<_>>>()
+                    .map(Value::Array),
+                // resourceGroup(), subscription(), reference(), resourceId(), copyIndex(),
+                // uniqueString(), utcNow(), ...: known only at deploy time.
+                _ => None,
+            },
+        }
+    }
+}
+
+/// .NET composite formatting as ARM's `format()` uses it, for `{0}`-style items.
+fn format_string(fmt: &str, vals: &[String]) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let mut item = String::new();
+                for d in chars.by_ref() {
+                    if d == '}' {
+                        break;
+                    }
+                    item.push(d);
+                }
+                let index: usize = item.split([',', ':']).next()?.trim().parse().ok()?;
+                out.push_str(vals.get(index)?);
+            }
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+// ---------------------------------------------------------------------------
+// Walking templates
+
+/// A workspace or cluster that computes may belong to.
+#[derive(Debug)]
+struct Parent {
+    /// Resolved name, or `<scope>:<canonical expression>` for a name known only at deploy time.
+    key: String,
+    region: Option<String>,
+    region_unresolved: bool,
+    region_ptr: String,
+    display: String,
+}
+
+/// A compute resource waiting for its parent.
+struct Pending {
+    resource: Resource,
+    parent_key: Option<String>,
+    parent_index: Option<usize>,
+}
+
+#[derive(Default)]
+struct Walk {
+    parents: Vec<Parent>,
+    pending: Vec<Pending>,
+    scopes: usize,
+}
+
+/// One resource read through a scope: its values with expressions evaluated, and the JSON
+/// pointers (into the document) of the values that are known only at deploy time.
+struct Resolved {
+    value: Value,
+    unresolved: BTreeSet<String>,
+}
+
+fn resolve_tree(
+    v: &Value,
+    ptr: &str,
+    scope: &Scope,
+    out: &mut BTreeSet<String>,
+    depth: usize,
+) -> Value {
+    if depth > MAX_DEPTH {
+        out.insert(ptr.to_string());
+        return Value::Null;
+    }
+    match v {
+        Value::String(s) if expression_text(s).is_some() => match scope.value(v, 0) {
+            Some(x) => x,
+            None => {
+                out.insert(ptr.to_string());
+                Value::Null
+            }
+        },
+        Value::String(s) => Value::String(
+            s.strip_prefix('[')
+                .filter(|r| r.starts_with('['))
+                .unwrap_or(s)
+                .to_string(),
+        ),
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .enumerate()
+                .map(|(i, x)| resolve_tree(x, &format!("{ptr}/{i}"), scope, out, depth + 1))
+                .collect(),
+        ),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| k.as_str() != "resources" && k.as_str() != "template")
+                .map(|(k, x)| {
+                    (
+                        k.clone(),
+                        resolve_tree(x, &format!("{ptr}/{}", escape(k)), scope, out, depth + 1),
+                    )
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The resource's name split into (parent part, own name), resolved where possible.
+fn split_name(raw: &Value, scope: &Scope) -> (Option<String>, Option<String>) {
+    let Some(s) = raw.as_str() else {
+        return (None, None);
+    };
+    let key_of = |e: &Expr| match scope.eval(e, 0) {
+        Some(Value::String(v)) => v,
+        _ => format!("{}:{}", scope.id, e.canonical()),
+    };
+    if let Some(text) = expression_text(s) {
+        if let Some(v) = scope
+            .value(raw, 0)
+            .and_then(|v| v.as_str().map(str::to_string))
+        {
+            return match v.rsplit_once('/') {
+                Some((p, n)) => (Some(p.to_string()), Some(n.to_string())),
+                None => (None, Some(v)),
+            };
+        }
+        let Some(expr) = Parser::parse(text) else {
+            return (None, None);
+        };
+        // `format('{0}/{1}', A, B)` and `concat(A, '/', B)`: the parent is A.
+        if let Expr::Call(f, args) = &expr {
+            let f = f.to_ascii_lowercase();
+            if f == "format"
+                && args.len() == 3
+                && args.first() == Some(&Expr::Str("{0}/{1}".into()))
+            {
+                let own = scope
+                    .eval(&args[2], 0)
+                    .and_then(|v| v.as_str().map(str::to_string));
+                return (Some(key_of(&args[1])), own);
+            }
+            if f == "concat" && args.len() == 3 && args.get(1) == Some(&Expr::Str("/".into())) {
+                let own = scope
+                    .eval(&args[2], 0)
+                    .and_then(|v| v.as_str().map(str::to_string));
+                return (Some(key_of(&args[0])), own);
+            }
+        }
+        return (None, None);
+    }
+    match s.rsplit_once('/') {
+        Some((p, n)) => (Some(p.to_string()), Some(n.to_string())),
+        None => (None, Some(s.to_string())),
+    }
+}
+
+/// The key a resource is known by as a parent: resolved name, else its expression.
+fn parent_key(raw: &Value, scope: &Scope) -> Option<String> {
+    let s = raw.as_str()?;
+    match expression_text(s) {
+        Some(text) => match scope.value(raw, 0) {
+            Some(Value::String(v)) => Some(v),
+            _ => Some(format!("{}:{}", scope.id, Parser::parse(text)?.canonical())),
+        },
+        None => Some(s.to_string()),
+    }
+}
+
+fn resources_of<'a>(t: &'a Value, base: &str) -> Vec<(String, &'a Value)> {
+    match t.get("resources") {
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (format!("{base}/resources/{i}"), r))
+            .collect(),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, r)| (format!("{base}/resources/{}", escape(k)), r))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+impl Walk {
+    fn template(&mut self, t: &Value, base: &str, scope: &Scope, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        for (ptr, r) in resources_of(t, base) {
+            self.resource(r, &ptr, scope, depth, None);
+        }
+    }
+
+    /// One resource (and its nested children). `parent`: the index in `self.parents` of the
+    /// resource this one is nested in, with the parent's full type.
+    fn resource(
+        &mut self,
+        r: &Value,
+        ptr: &str,
+        scope: &Scope,
+        depth: usize,
+        parent: Option<(usize, String)>,
+    ) {
+        if depth > MAX_DEPTH || !r.is_object() {
+            return;
+        }
+        if let Some(cond) = r.get("condition")
+            && scope.value(cond, 0) == Some(Value::Bool(false))
+        {
+            return;
+        }
+        let written = r.get("type").and_then(Value::as_str).unwrap_or_default();
+        let ty = match &parent {
+            Some((_, pty)) if !written.contains('/') => format!("{pty}/{written}"),
+            _ => written.to_string(),
+        }
+        .to_ascii_lowercase();
+        let mut resolved_set = BTreeSet::new();
+        let value = resolve_tree(r, ptr, scope, &mut resolved_set, 0);
+        let res = Resolved {
+            value,
+            unresolved: resolved_set,
+        };
+        let (name_parent, own_name) = split_name(r.get("name").unwrap_or(&Value::Null), scope);
+        let name = own_name
+            .or_else(|| {
+                r.get("symbolicName")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .or_else(|| {
+                r.get("name")
+                    .and_then(Value::as_str)
+                    .map(|s| s.trim_matches(['[', ']']).to_string())
+            })
+            .unwrap_or_else(|| "<unnamed>".into());
+        let parent_index = parent.as_ref().map(|(i, _)| *i);
+        let mut this_parent = None;
+        match ty.as_str() {
+            DEPLOYMENTS => {
+                if let Some(inner) = r.pointer("/properties/template") {
+                    let inner_ptr = format!("{ptr}/properties/template");
+                    let inner_scope = r
+                        .pointer("/properties/expressionEvaluationOptions/scope")
+                        .and_then(Value::as_str)
+                        .is_some_and(|s| s.eq_ignore_ascii_case("inner"));
+                    if inner_scope {
+                        self.scopes += 1;
+                        let mut s = Scope {
+                            id: self.scopes,
+                            ..Scope::default()
+                        };
+                        s.declare(inner);
+                        if let Some(Value::Object(passed)) = r.pointer("/properties/parameters") {
+                            for (k, p) in passed {
+                                if let Some(v) = p.get("value") {
+                                    s.params.insert(
+                                        k.to_ascii_lowercase(),
+                                        Param::Given(scope.value(v, 0)),
+                                    );
+                                } else {
+                                    // A Key Vault reference or another deploy-time value.
+                                    s.params.insert(k.to_ascii_lowercase(), Param::Given(None));
+                                }
+                            }
+                        }
+                        self.template(inner, &inner_ptr, &s, depth + 1);
+                    } else {
+                        self.template(inner, &inner_ptr, scope, depth + 1);
+                    }
+                }
+            }
+            WORKSPACES | CLUSTERS => {
+                let key = parent_key(r.get("name").unwrap_or(&Value::Null), scope)
+                    .unwrap_or_else(|| name.clone());
+                let loc_ptr = format!("{ptr}/location");
+                let region = res
+                    .value
+                    .get("location")
+                    .and_then(Value::as_str)
+                    .map(region::normalize);
+                let what = if ty == WORKSPACES {
+                    "workspace"
+                } else {
+                    "cluster"
+                };
+                let display = match &region {
+                    Some(reg) => format!("{what} {name} in {reg}"),
+                    None => format!("{what} {name}"),
+                };
+                self.parents.push(Parent {
+                    key,
+                    region,
+                    region_unresolved: res.unresolved.contains(&loc_ptr),
+                    region_ptr: loc_ptr,
+                    display,
+                });
+                this_parent = Some(self.parents.len() - 1);
+                if ty == WORKSPACES {
+                    let mut ws = base_resource(&res, ptr, "aml-workspace", "workspace", &name);
+                    read_location(&mut ws, &res, ptr, "/location");
+                    resolve_intent(&mut ws, "unknown");
+                    self.pending.push(Pending {
+                        resource: ws,
+                        parent_key: None,
+                        parent_index: None,
+                    });
+                } else {
+                    for r in cluster(&res, ptr, &name) {
+                        self.pending.push(Pending {
+                            resource: r,
+                            parent_key: None,
+                            parent_index: None,
+                        });
+                    }
+                }
+            }
+            COMPUTES => {
+                if let Some(c) = compute(&res, ptr, &name) {
+                    self.pending.push(Pending {
+                        resource: c,
+                        parent_key: name_parent,
+                        parent_index,
+                    });
+                }
+            }
+            POOLS => {
+                let mut pool = base_resource(&res, ptr, "aks-node-pool", "agentPool", &name);
+                if let Some(p) = res.value.get("properties") {
+                    read_agent_pool(&mut pool, p, &format!("{ptr}/properties"));
+                }
+                mark_unresolved(&mut pool, &res, &format!("{ptr}/properties"), POOL_FIELDS);
+                self.pending.push(Pending {
+                    resource: pool,
+                    parent_key: name_parent,
+                    parent_index,
+                });
+            }
+            _ => {}
+        }
+        // Child resources declared inside this one (`"type": "computes"`).
+        if let Some(Value::Array(children)) = r.get("resources") {
+            let full = written.to_string();
+            for (i, c) in children.iter().enumerate() {
+                let p = this_parent.map(|idx| (idx, full.clone()));
+                let p = p.or_else(|| Some((usize::MAX, full.clone())));
+                self.resource(c, &format!("{ptr}/resources/{i}"), scope, depth + 1, p);
+            }
+        }
+    }
+
+    fn finish(self) -> Vec<Resource> {
+        let Walk {
+            parents, pending, ..
+        } = self;
+        pending
+            .into_iter()
+            .map(|p| {
+                let mut r = p.resource;
+                let parent = p.parent_index.and_then(|i| parents.get(i)).or_else(|| {
+                    p.parent_key
+                        .as_ref()
+                        .and_then(|k| parents.iter().find(|x| x.key.eq_ignore_ascii_case(k)))
+                });
+                if let Some(parent) = parent {
+                    if r.kind == "aks-node-pool" {
+                        // A pool runs where its cluster runs: nothing to compare.
+                    } else if let Some(reg) = &parent.region {
+                        r.parent_region = Some(reg.clone());
+                        r.fields
+                            .insert("parentRegion".into(), parent.region_ptr.clone());
+                    } else if parent.region_unresolved {
+                        r.unresolved.push("parentRegion".into());
+                        r.fields
+                            .insert("parentRegion".into(), parent.region_ptr.clone());
+                    }
+                    r.parent = Some(parent.display.clone());
+                }
+                r
+            })
+            .collect()
+    }
+}
+
+fn base_resource(res: &Resolved, ptr: &str, kind: &str, source_kind: &str, name: &str) -> Resource {
+    let mut r = Resource {
+        kind: kind.into(),
+        source_kind: source_kind.into(),
+        name: name.to_string(),
+        pointer: ptr.to_string(),
+        ..Resource::default()
+    };
+    merge_labels(&mut r, res.value.get("tags"), &format!("{ptr}/tags"));
+    r
+}
+
+fn read_location(r: &mut Resource, res: &Resolved, ptr: &str, rel: &str) {
+    let p = format!("{ptr}{rel}");
+    if let Some(loc) = res.value.pointer(rel).and_then(Value::as_str) {
+        set_region(r, loc, p);
+    } else if res.unresolved.contains(&p) {
+        r.unresolved.push("region".into());
+        r.fields.insert("region".into(), p);
+    }
+}
+
+/// Model field -> pointer (relative to the pool's properties) it is read from.
+const POOL_FIELDS: &[(&str, &str)] = &[
+    ("sku", "/vmSize"),
+    ("minNodes", "/minCount"),
+    ("maxNodes", "/maxCount"),
+    ("autoscale", "/enableAutoScaling"),
+    ("instanceCount", "/count"),
+    ("osType", "/osType"),
+    ("kubernetesVersion", "/orchestratorVersion"),
+    ("priority", "/scaleSetPriority"),
+    ("gpuInstanceProfile", "/gpuInstanceProfile"),
+    ("taints", "/nodeTaints"),
+];
+
+/// Records the fields whose source is only known at deploy time, pointing at their use.
+fn mark_unresolved(r: &mut Resource, res: &Resolved, base: &str, table: &[(&str, &str)]) {
+    for (field, rel) in table {
+        let p = format!("{base}{rel}");
+        if res.unresolved.contains(&p) {
+            if !r.unresolved.iter().any(|f| f == field) {
+                r.unresolved.push((*field).to_string());
+            }
+            r.fields.insert((*field).to_string(), p);
+        }
+    }
+}
+
+fn cluster(res: &Resolved, ptr: &str, name: &str) -> Vec<Resource> {
+    let mut c = base_resource(res, ptr, "aks-cluster", "managedCluster", name);
+    read_location(&mut c, res, ptr, "/location");
+    let version = res
+        .value
+        .pointer("/properties/kubernetesVersion")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let version_ptr = format!("{ptr}/properties/kubernetesVersion");
+    if let Some(v) = &version {
+        c.kubernetes_version = Some(v.clone());
+        c.fields
+            .insert("kubernetesVersion".into(), version_ptr.clone());
+    }
+    let version_unresolved = res.unresolved.contains(&version_ptr);
+    if version_unresolved {
+        c.unresolved.push("kubernetesVersion".into());
+    }
+    resolve_intent(&mut c, "unknown");
+    let mut out = vec![c];
+    if let Some(Value::Array(pools)) = res.value.pointer("/properties/agentPoolProfiles") {
+        for (i, p) in pools.iter().enumerate() {
+            let pool_name = p.get("name").and_then(Value::as_str).unwrap_or("<unnamed>");
+            let mut pool = base_resource(
+                res,
+                ptr,
+                "aks-node-pool",
+                "agentPool",
+                &format!("{name}/{pool_name}"),
+            );
+            pool.labels.clear();
+            pool.fields.clear();
+            let pp = format!("{ptr}/properties/agentPoolProfiles/{i}");
+            pool.pointer.clone_from(&pp);
+            // The pool inherits the cluster's Kubernetes version unless it sets its own.
+            pool.kubernetes_version = version.clone();
+            pool.fields
+                .insert("kubernetesVersion".into(), version_ptr.clone());
+            if version_unresolved {
+                pool.unresolved.push("kubernetesVersion".into());
+            }
+            read_agent_pool(&mut pool, p, &pp);
+            mark_unresolved(&mut pool, res, &pp, POOL_FIELDS);
+            if pool.kubernetes_version.is_some() {
+                pool.unresolved.retain(|f| f != "kubernetesVersion");
+            }
+            out.push(pool);
+        }
+    }
+    out
+}
+
+/// Model field -> pointer (relative to the compute resource) it is read from.
+const COMPUTE_FIELDS: &[(&str, &str)] = &[
+    ("sku", "/properties/properties/vmSize"),
+    (
+        "minNodes",
+        "/properties/properties/scaleSettings/minNodeCount",
+    ),
+    (
+        "maxNodes",
+        "/properties/properties/scaleSettings/maxNodeCount",
+    ),
+    ("priority", "/properties/properties/vmPriority"),
+    ("osType", "/properties/properties/osType"),
+];
+
+fn compute(res: &Resolved, ptr: &str, name: &str) -> Option<Resource> {
+    let v = &res.value;
+    let compute_type = v
+        .pointer("/properties/computeType")
+        .and_then(Value::as_str)?
+        .to_ascii_lowercase();
+    let (kind, implied) = match compute_type.as_str() {
+        "amlcompute" => ("aml-compute-cluster", "unknown"),
+        "computeinstance" => ("aml-compute-instance", "interactive"),
+        "kubernetes" | "aks" => ("aml-kubernetes-compute", "unknown"),
+        _ => return None,
+    };
+    let source_kind = v
+        .pointer("/properties/computeType")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut r = base_resource(res, ptr, kind, source_kind, name);
+    let props = "/properties/properties";
+    if let Some(size) = v
+        .pointer(&format!("{props}/vmSize"))
+        .and_then(Value::as_str)
+    {
+        set_sku(&mut r, size, format!("{ptr}{props}/vmSize"));
+    }
+    let int = |rel: &str| v.pointer(&format!("{props}{rel}")).and_then(int_of);
+    if let Some(min) = int("/scaleSettings/minNodeCount") {
+        r.min_nodes = Some(min);
+        r.fields.insert(
+            "minNodes".into(),
+            format!("{ptr}{props}/scaleSettings/minNodeCount"),
+        );
+    }
+    if let Some(max) = int("/scaleSettings/maxNodeCount") {
+        r.max_nodes = Some(max);
+        r.fields.insert(
+            "maxNodes".into(),
+            format!("{ptr}{props}/scaleSettings/maxNodeCount"),
+        );
+    }
+    if kind == "aml-compute-cluster" {
+        // ARM's default minNodeCount is 0; maxNodeCount is required.
+        let min = r.min_nodes.unwrap_or(0);
+        if let Some(max) = r.max_nodes {
+            r.autoscale = Some(max > min);
+            r.instance_count = Some(max);
+        }
+    }
+    if let Some(p) = v
+        .pointer(&format!("{props}/vmPriority"))
+        .and_then(Value::as_str)
+    {
+        r.priority = Some(if p.eq_ignore_ascii_case("lowpriority") {
+            "low-priority".into()
+        } else {
+            p.to_ascii_lowercase()
+        });
+        r.fields
+            .insert("priority".into(), format!("{ptr}{props}/vmPriority"));
+    }
+    if let Some(os) = v
+        .pointer(&format!("{props}/osType"))
+        .and_then(Value::as_str)
+    {
+        r.os_type = Some(os.to_ascii_lowercase());
+        r.fields
+            .insert("osType".into(), format!("{ptr}{props}/osType"));
+    }
+    // Where the nodes run: `computeLocation` when written, else the resource's location.
+    if v.pointer("/properties/computeLocation").is_some() {
+        read_location(&mut r, res, ptr, "/properties/computeLocation");
+    } else {
+        read_location(&mut r, res, ptr, "/location");
+    }
+    mark_unresolved(&mut r, res, ptr, COMPUTE_FIELDS);
+    resolve_intent(&mut r, implied);
+    Some(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn template(resources: Value, parameters: Value) -> Value {
+        json!({"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+               "contentVersion": "1.0.0.0", "parameters": parameters, "resources": resources})
+    }
+
+    #[test]
+    fn expressions_parse_and_print_canonically() {
+        let e =
+            Parser::parse("format( '{0}/{1}', parameters('a'),variables( 'b' ))").expect("present");
+        assert_eq!(
+            e.canonical(),
+            "format('{0}/{1}', parameters('a'), variables('b'))"
+        );
+        let e = Parser::parse("reference(resourceId('x', 'y'), '2020-10-01').outputs.id.value")
+            .expect("present");
+        assert!(matches!(e, Expr::Prop(..)));
+        assert_eq!(
+            Parser::parse("concat('it''s', 1)").expect("present"),
+            Expr::Call(
+                "concat".into(),
+                vec![Expr::Str("it's".into()), Expr::Int(1)]
+            )
+        );
+        assert_eq!(Parser::parse("parameters('a'"), None);
+        assert_eq!(Parser::parse("a b"), None);
+    }
+
+    #[test]
+    fn literal_expressions_resolve_and_deploy_time_ones_do_not() {
+        let t = json!({"parameters": {"size": {"type": "string", "defaultValue": "Standard_NC6"},
+                                      "loc": {"type": "string", "defaultValue": "[resourceGroup().location]"},
+                                      "n": {"type": "int"}},
+                       "variables": {"v": "[toUpper(parameters('size'))]", "o": {"k": "[parameters('size')]"}}});
+        let s = Scope::from_template(&t);
+        let ev = |x: &str| s.value(&json!(x), 0);
+        assert_eq!(ev("[parameters('SIZE')]"), Some(json!("Standard_NC6")));
+        assert_eq!(ev("[variables('v')]"), Some(json!("STANDARD_NC6")));
+        assert_eq!(ev("[variables('o').k]"), Some(json!("Standard_NC6")));
+        assert_eq!(ev("[format('{0}-{1}', 'a', 2)]"), Some(json!("a-2")));
+        assert_eq!(
+            ev("[concat('a', parameters('size'))]"),
+            Some(json!("aStandard_NC6"))
+        );
+        assert_eq!(ev("[if(equals(1, 1), 'x', 'y')]"), Some(json!("x")));
+        assert_eq!(
+            ev("[[not an expression]"),
+            Some(json!("[not an expression]"))
+        );
+        assert_eq!(ev("[parameters('loc')]"), None);
+        assert_eq!(ev("[parameters('n')]"), None);
+        assert_eq!(ev("[parameters('undeclared')]"), None);
+        assert_eq!(ev("[resourceGroup().location]"), None);
+    }
+
+    #[test]
+    fn self_referencing_variables_stop_at_the_depth_limit() {
+        let t = json!({"variables": {"a": "[variables('b')]", "b": "[variables('a')]"}});
+        assert_eq!(
+            Scope::from_template(&t).value(&json!("[variables('a')]"), 0),
+            None
+        );
+    }
+
+    #[test]
+    fn aml_compute_reads_parameter_defaults_and_points_at_the_use() {
+        let doc = template(
+            json!([{"type": "Microsoft.MachineLearningServices/workspaces/computes", "apiVersion": "2024-04-01",
+                    "name": "[format('{0}/{1}', parameters('ws'), 'gpu')]", "location": "[parameters('loc')]",
+                    "properties": {"computeType": "AmlCompute", "properties": {
+                        "vmSize": "[parameters('size')]", "vmPriority": "LowPriority",
+                        "scaleSettings": {"minNodeCount": 2, "maxNodeCount": 4}}}}]),
+            json!({"ws": {"type": "string"}, "size": {"type": "string", "defaultValue": "Standard_NC6"},
+                   "loc": {"type": "string", "defaultValue": "[resourceGroup().location]"}}),
+        );
+        assert!(recognise(&doc));
+        let r = crate::model::normalize(&doc, crate::model::Source::Unknown).remove(0);
+        assert_eq!(
+            (r.kind.as_str(), r.name.as_str()),
+            ("aml-compute-cluster", "gpu")
+        );
+        assert_eq!(r.sku.as_deref(), Some("Standard_NC6"));
+        assert_eq!(r.fields["sku"], "/resources/0/properties/properties/vmSize");
+        assert_eq!(
+            (r.min_nodes, r.max_nodes, r.priority.as_deref()),
+            (Some(2), Some(4), Some("low-priority"))
+        );
+        assert_eq!(r.region, None);
+        assert_eq!(r.unresolved, vec!["region".to_string()]);
+        assert_eq!(r.fields["region"], "/resources/0/location");
+    }
+
+    #[test]
+    fn unresolved_sku_is_listed_and_left_null() {
+        let doc = template(
+            json!([{"type": "Microsoft.ContainerService/managedClusters/agentPools", "apiVersion": "2024-09-01",
+                    "name": "aks/gpu", "properties": {"vmSize": "[parameters('size')]", "count": 1}}]),
+            json!({"size": {"type": "string"}}),
+        );
+        let r = crate::model::normalize(&doc, crate::model::Source::Arm).remove(0);
+        assert_eq!(r.sku, None);
+        assert_eq!(r.unresolved, vec!["sku".to_string()]);
+        assert_eq!(r.fields["sku"], "/resources/0/properties/vmSize");
+    }
+
+    #[test]
+    fn nested_child_compute_gets_its_workspace_region() {
+        let doc = template(
+            json!([{"type": "Microsoft.MachineLearningServices/workspaces", "apiVersion": "2024-04-01",
+                    "name": "ml-prod", "location": "West Europe", "properties": {},
+                    "resources": [{"type": "computes", "apiVersion": "2024-04-01", "name": "gpu",
+                                   "location": "eastus", "properties": {"computeType": "AmlCompute",
+                                   "properties": {"vmSize": "Standard_NC24ads_A100_v4",
+                                                  "scaleSettings": {"maxNodeCount": 2}}}}]}]),
+            json!({}),
+        );
+        let out = crate::model::normalize(&doc, crate::model::Source::Unknown);
+        let c = out
+            .iter()
+            .find(|r| r.kind == "aml-compute-cluster")
+            .expect("present");
+        assert_eq!(c.region.as_deref(), Some("eastus"));
+        assert_eq!(c.parent_region.as_deref(), Some("westeurope"));
+        assert_eq!(c.parent.as_deref(), Some("workspace ml-prod in westeurope"));
+        assert_eq!(c.fields["parentRegion"], "/resources/0/location");
+        assert_eq!(
+            c.fields["sku"],
+            "/resources/0/resources/0/properties/properties/vmSize"
+        );
+    }
+
+    #[test]
+    fn sibling_compute_finds_its_workspace_by_name_expression() {
+        let doc = template(
+            json!([{"type": "Microsoft.MachineLearningServices/workspaces", "apiVersion": "2024-04-01",
+                    "name": "[parameters('ws')]", "location": "eastus", "properties": {}},
+                   {"type": "Microsoft.MachineLearningServices/workspaces/computes", "apiVersion": "2024-04-01",
+                    "name": "[format('{0}/{1}', parameters('ws'), 'gpu')]", "location": "westus",
+                    "properties": {"computeType": "ComputeInstance", "properties": {"vmSize": "Standard_NC6s_v3"}}}]),
+            json!({"ws": {"type": "string"}}),
+        );
+        let out = crate::model::normalize(&doc, crate::model::Source::Arm);
+        let c = out
+            .iter()
+            .find(|r| r.kind == "aml-compute-instance")
+            .expect("present");
+        assert_eq!(
+            (c.region.as_deref(), c.parent_region.as_deref()),
+            (Some("westus"), Some("eastus"))
+        );
+    }
+
+    #[test]
+    fn nested_inner_deployment_gets_passed_parameters_and_conditions_apply() {
+        let inner = json!({"parameters": {"sku": {"type": "string"}},
+            "resources": [{"type": "Microsoft.ContainerService/managedClusters/agentPools", "apiVersion": "2024-09-01",
+                           "name": "c/gpu", "properties": {"vmSize": "[parameters('sku')]"}}]});
+        let doc = template(
+            json!([{"type": "Microsoft.Resources/deployments", "apiVersion": "2020-10-01", "name": "one",
+                    "properties": {"expressionEvaluationOptions": {"scope": "inner"}, "mode": "Incremental",
+                                   "parameters": {"sku": {"value": "[parameters('outerSku')]"}}, "template": inner}},
+                   {"type": "Microsoft.Resources/deployments", "apiVersion": "2020-10-01", "name": "two",
+                    "condition": "[parameters('second')]",
+                    "properties": {"expressionEvaluationOptions": {"scope": "inner"}, "mode": "Incremental",
+                                   "parameters": {"sku": {"value": "Standard_NC6"}}, "template": inner}}]),
+            json!({"outerSku": {"type": "string", "defaultValue": "Standard_NC12"}, "second": {"type": "bool", "defaultValue": false}}),
+        );
+        let out = crate::model::normalize(&doc, crate::model::Source::Arm);
+        assert_eq!(
+            out.len(),
+            1,
+            "the deployment whose condition is false gives nothing"
+        );
+        assert_eq!(out[0].sku.as_deref(), Some("Standard_NC12"));
+        assert_eq!(
+            out[0].fields["sku"],
+            "/resources/0/properties/template/resources/0/properties/vmSize"
+        );
+    }
+
+    #[test]
+    fn managed_cluster_gives_cluster_and_pools() {
+        let doc = template(
+            json!([{"type": "Microsoft.ContainerService/managedClusters", "apiVersion": "2024-09-01",
+                    "name": "aks", "location": "[parameters('location')]",
+                    "properties": {"kubernetesVersion": "1.28.5", "agentPoolProfiles": [
+                        {"name": "gpu", "vmSize": "[parameters('gpuSize')]", "count": 1, "minCount": 1, "maxCount": 3,
+                         "enableAutoScaling": true, "osType": "Windows", "nodeTaints": ["sku=gpu:NoSchedule"],
+                         "scaleSetPriority": "Spot"}]}}]),
+            json!({"location": {"type": "string", "defaultValue": "eastus2"},
+                   "gpuSize": {"type": "string", "defaultValue": "Standard_NC24ads_A100_v4"}}),
+        );
+        let out = crate::model::normalize(&doc, crate::model::Source::Arm);
+        assert_eq!(out.len(), 2);
+        assert_eq!(
+            (out[0].kind.as_str(), out[0].region.as_deref()),
+            ("aks-cluster", Some("eastus2"))
+        );
+        let p = &out[1];
+        assert_eq!(
+            (p.name.as_str(), p.sku.as_deref()),
+            ("aks/gpu", Some("Standard_NC24ads_A100_v4"))
+        );
+        assert_eq!(
+            (p.min_nodes, p.max_nodes, p.autoscale),
+            (Some(1), Some(3), Some(true))
+        );
+        assert_eq!(
+            (
+                p.os_type.as_deref(),
+                p.kubernetes_version.as_deref(),
+                p.priority.as_deref()
+            ),
+            (Some("windows"), Some("1.28.5"), Some("spot"))
+        );
+        assert_eq!(p.taints, vec!["sku=gpu:NoSchedule".to_string()]);
+        assert_eq!(
+            p.fields["sku"],
+            "/resources/0/properties/agentPoolProfiles/0/vmSize"
+        );
+    }
+
+    #[test]
+    fn rest_example_reads_the_request_body() {
+        let doc = json!({"parameters": {"api-version": "2024-04-01", "computeName": "compute123",
+            "parameters": {"location": "eastus", "properties": {"computeType": "AmlCompute",
+                "properties": {"scaleSettings": {"maxNodeCount": 4, "minNodeCount": 4}}}}},
+            "responses": {"200": {"body": {"type": "Microsoft.MachineLearningServices/workspaces/computes",
+                "properties": {"computeType": "AmlCompute", "properties": {"vmSize": "STANDARD_NC6"}}}}}});
+        assert!(recognise(&doc));
+        let out = crate::model::normalize(&doc, crate::model::Source::Unknown);
+        assert_eq!(
+            out.len(),
+            1,
+            "responses are what Azure returns, not what is declared"
+        );
+        assert_eq!(
+            (
+                out[0].name.as_str(),
+                out[0].min_nodes,
+                out[0].sku.as_deref()
+            ),
+            ("compute123", Some(4), None)
+        );
+        assert_eq!(
+            out[0].fields["minNodes"],
+            "/parameters/parameters/properties/properties/scaleSettings/minNodeCount"
+        );
+    }
+
+    #[test]
+    fn bare_rest_body_and_unrelated_json() {
+        let body = json!({"type": "Microsoft.ContainerService/managedClusters/agentPools", "name": "gpu",
+                          "properties": {"vmSize": "Standard_NC6"}});
+        assert!(recognise(&body));
+        assert_eq!(
+            crate::model::normalize(&body, crate::model::Source::Unknown)[0]
+                .sku
+                .as_deref(),
+            Some("Standard_NC6")
+        );
+        assert!(!recognise(&json!({"parameters": {"x": {"value": 1}}})));
+        assert!(!recognise(&json!({"resources": []})));
+    }
+}
