@@ -15,6 +15,9 @@ echo "== tests"
 # The runtime is a wasm component (built by host/builtins); natively it is not linkable.
 cargo test --workspace --exclude computeguard-runtime
 
+echo "== the pre-commit hook, with the real pre-commit tool (PyPI)"
+scripts/test-pre-commit.sh
+
 echo "== the bundled examples check as documented (exit 1: they contain findings)"
 set +e
 cargo run --quiet -- check --config examples/computeguard.yaml examples/ > /dev/null
@@ -24,4 +27,8 @@ if [ "$code" -ne 1 ]; then
   echo "expected exit code 1 from the examples, got $code" >&2
   exit 1
 fi
+
+echo "== embedding: the Rust, Node and Python hosts and the CLI agree (docs/embedding.md)"
+scripts/test-embedding.sh
+
 echo "all checks passed"

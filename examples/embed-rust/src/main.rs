@@ -241,15 +241,37 @@ fn run() -> Result<()> {
     let instantiated = start.elapsed();
     let evaluator = instance.computeguard_policy_evaluator();
     let info = evaluator.call_metadata(&mut store)?;
+    let refused = |problem: String| {
+        let place = args
+            .settings
+            .as_ref()
+            .map(|p| format!(" in `{}`", p.display()))
+            .unwrap_or_default();
+        format_err!(
+            "policy `{}` refuses the settings{place}: {problem}",
+            info.name
+        )
+    };
+    // The host checks settings against the policy's JSON Schema (the policy itself
+    // checks only that they are a JSON object), then asks the policy.
+    if let Some(schema) = &info.settings_schema {
+        let schema: serde_json::Value = serde_json::from_str(schema)
+            .with_context(|| format!("policy `{}` has an invalid settings schema", info.name))?;
+        let validator = jsonschema::validator_for(&schema).map_err(|e| {
+            format_err!("policy `{}` has an invalid settings schema: {e}", info.name)
+        })?;
+        let value: serde_json::Value =
+            serde_json::from_str(&settings).map_err(|e| refused(format!("not valid JSON: {e}")))?;
+        let problems: Vec<String> = validator
+            .iter_errors(&value)
+            .map(|e| format!("at `{}`: {e}", e.instance_path()))
+            .collect();
+        if !problems.is_empty() {
+            return Err(refused(problems.join("; ")));
+        }
+    }
     if let Err(problem) = evaluator.call_validate_settings(&mut store, &settings)? {
-        bail!(
-            "policy `{}` refuses the settings{}: {problem}",
-            info.name,
-            args.settings
-                .as_ref()
-                .map(|p| format!(" in `{}`", p.display()))
-                .unwrap_or_default()
-        );
+        return Err(refused(problem));
     }
 
     let mut first_evaluation = None;
