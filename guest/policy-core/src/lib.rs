@@ -21,4 +21,5 @@ pub mod eval;
 pub mod model;
 pub mod pack;
 pub mod region;
+pub mod terraform;
 pub mod version;

@@ -3,7 +3,7 @@
 //! [`Resource`]s; each remembers where its fields came from (JSON pointers into
 //! the document) so hosts can point findings at the right line.
 
-use crate::{arm, catalog, cuda, region};
+use crate::{arm, catalog, cuda, region, terraform};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -99,6 +99,9 @@ pub enum Source {
     Arm,
     /// A Bicep file, translated by the host into the ARM template shape.
     Bicep,
+    /// Terraform: a configuration in the JSON syntax (`.tf` decoded by the host, `.tf.json`)
+    /// or a `terraform show -json` plan or state.
+    Terraform,
     Unknown,
 }
 
@@ -142,6 +145,9 @@ fn normalize_inner(doc: &Value, source: Source) -> Vec<Resource> {
     }
     if matches!(source, Source::Arm | Source::Bicep) || arm::recognise(doc) {
         return arm::normalize(doc);
+    }
+    if source == Source::Terraform || terraform::recognise(doc) {
+        return terraform::normalize(doc);
     }
     if obj.contains_key("apiVersion") && obj.contains_key("kind") {
         return normalize_kubernetes(doc, "");
