@@ -4,6 +4,7 @@
 mod check;
 mod commands;
 mod corpus;
+mod deploy;
 mod sdk;
 
 use serde_json::Value;
