@@ -30,9 +30,13 @@ pub fn run(args: PoliciesArgs) -> anyhow::Result<Outcome> {
                 .with_context(|| format!("cannot write `{}`", path.display()))?;
             println!("{}", path.display());
         }
-        let wit = dir.join("wit/policy.wit");
-        std::fs::create_dir_all(dir.join("wit"))?;
-        std::fs::write(&wit, WIT)?;
+        // The contract the components implement, for embedders' bindings generators
+        // (docs/embedding.md).
+        let wit_dir = dir.join("wit");
+        std::fs::create_dir_all(&wit_dir)
+            .with_context(|| format!("cannot create `{}`", wit_dir.display()))?;
+        let wit = wit_dir.join("policy.wit");
+        std::fs::write(&wit, WIT).with_context(|| format!("cannot write `{}`", wit.display()))?;
         println!("{}", wit.display());
         return Ok(Outcome::Clean);
     }
