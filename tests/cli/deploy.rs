@@ -1008,3 +1008,32 @@ fn deploy_doc_covers_every_webhook_key_and_the_manifests() -> Result {
     }
     Ok(())
 }
+
+/// docs/deploy.md shows the webhook's answers for the two example pods; the CLI runs the
+/// same policies, so each finding's message must stand in the doc word for word.
+#[test]
+fn deploy_doc_shows_the_real_findings_of_its_example_pods() -> Result {
+    let doc = read("docs/deploy.md")?;
+    let (_, report) = crate::check_json(&["docs/examples/deploy"]);
+    let mut rules = Vec::new();
+    for f in report["findings"].as_array().into_iter().flatten() {
+        let (rule, message) = (
+            f["rule"].as_str().unwrap_or_default(),
+            f["message"].as_str().unwrap_or_default(),
+        );
+        ensure!(
+            doc.contains(&format!("[{rule}] {message}")),
+            "docs/deploy.md does not show `[{rule}] {message}` ({}:{})",
+            f["file"],
+            f["line"]
+        );
+        rules.push(rule.to_string());
+    }
+    rules.sort();
+    assert_eq!(
+        rules,
+        ["cuda-arch-compat", "gpu-workload-scheduling", "sku-retired"],
+        "{report:#}"
+    );
+    Ok(())
+}

@@ -282,7 +282,8 @@ fn resolve_cuda(r: &mut Resource, env: &[(String, String, String)], images: &[(S
 // Kubernetes
 
 /// Where the pod specs of a Kubernetes kind live, with the replica count pointer.
-fn pod_specs(doc: &Value, kind: &str, base: &str) -> Vec<(String, Option<String>)> {
+/// Public for hosts that patch pod specs (the webhook's opt-in mutations).
+pub fn pod_specs(doc: &Value, kind: &str, base: &str) -> Vec<(String, Option<String>)> {
     let one = |spec: &str, replicas: Option<&str>| {
         vec![(
             format!("{base}{spec}"),

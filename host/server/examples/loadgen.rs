@@ -1,0 +1,337 @@
+//! Load generator for the webhook: an open-loop HTTPS client that POSTs real
+//! AdmissionReviews at a fixed rate and reports throughput, failures and latency
+//! percentiles (client-side, measured from each request's SCHEDULED send time, so a
+//! stalled server cannot hide its queueing), plus the server-side latency histogram
+//! read from `/metrics`.
+//!
+//! ```sh
+//! cargo run --release -p computeguard-server --example loadgen -- certs /tmp/cg-load
+//! computeguard serve --addr 127.0.0.1:8443 --tls-cert /tmp/cg-load/tls.crt --tls-key /tmp/cg-load/tls.key &
+//! cargo run --release -p computeguard-server --example loadgen -- run \
+//!     --addr 127.0.0.1:8443 --ca /tmp/cg-load/ca.pem --rate 2000 --seconds 20 --connections 8
+//! ```
+//! `scripts/loadtest.sh` does all three. See docs/benchmarks.md.
+
+use computeguard_server::client::{Connection, tls_config};
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+use serde_json::json;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: loadgen certs DIR\n       loadgen run --addr HOST:PORT --ca FILE [--rate N] [--seconds N] [--connections N] [--path /validate]"
+    );
+    std::process::exit(2)
+}
+
+fn main() -> Result<(), Error> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("certs") => certs(&PathBuf::from(args.get(1).unwrap_or_else(|| usage()))),
+        Some("run") => {
+            let mut opts = Opts {
+                addr: "127.0.0.1:8443".parse()?,
+                ca: PathBuf::new(),
+                rate: 2000,
+                seconds: 20,
+                connections: 8,
+                path: "/validate".into(),
+            };
+            let mut it = args[1..].iter();
+            while let Some(flag) = it.next() {
+                let value = it.next().unwrap_or_else(|| usage());
+                match flag.as_str() {
+                    "--addr" => opts.addr = value.parse()?,
+                    "--ca" => opts.ca = PathBuf::from(value),
+                    "--rate" => opts.rate = value.parse()?,
+                    "--seconds" => opts.seconds = value.parse()?,
+                    "--connections" => opts.connections = value.parse()?,
+                    "--path" => opts.path = value.clone(),
+                    _ => usage(),
+                }
+            }
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()?
+                .block_on(run(opts))
+        }
+        _ => usage(),
+    }
+}
+
+/// Writes `ca.pem`, `tls.crt` and `tls.key` (a CA and a `localhost` certificate).
+fn certs(dir: &std::path::Path) -> Result<(), Error> {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    std::fs::create_dir_all(dir)?;
+    let ca_key = KeyPair::generate()?;
+    let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "computeguard loadgen CA");
+    let ca = ca_params.self_signed(&ca_key)?;
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate()?;
+    let leaf = CertificateParams::new(vec!["localhost".to_string()])?.signed_by(&key, &issuer)?;
+    std::fs::write(dir.join("ca.pem"), ca.pem())?;
+    std::fs::write(dir.join("tls.crt"), leaf.pem())?;
+    std::fs::write(dir.join("tls.key"), key.serialize_pem())?;
+    println!("{}", dir.display());
+    Ok(())
+}
+
+struct Opts {
+    addr: SocketAddr,
+    ca: PathBuf,
+    rate: u64,
+    seconds: u64,
+    connections: u64,
+    path: String,
+}
+
+/// The request mix: GPU and non-GPU pods, a GPU Deployment, a KAITO workspace, an ASO
+/// node pool, and a ConfigMap (not compute). Every built-in rule runs on the compute ones.
+fn mix() -> Vec<bytes::Bytes> {
+    let gpu_pod = |name: &str, size: &str, image: &str, workload: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ml", "labels": {"computeguard.io/workload": workload}},
+            "spec": {"nodeSelector": {"node.kubernetes.io/instance-type": size},
+                "tolerations": [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+                "containers": [{"name": "main", "image": image, "resources": {"limits": {"nvidia.com/gpu": 1}}}]}})
+    };
+    let nginx = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "web"},
+        "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27", "resources": {"limits": {"cpu": "500m", "memory": "256Mi"}}}]}});
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "triton", "namespace": "serving", "labels": {"computeguard.io/workload": "inference"}},
+        "spec": {"replicas": 2, "template": {"spec": {
+            "nodeSelector": {"node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5"},
+            "containers": [{"name": "triton", "image": "nvcr.io/nvidia/tritonserver:24.05-py3",
+                "resources": {"limits": {"nvidia.com/gpu": 8}}}]}}}});
+    let kaito = json!({"apiVersion": "kaito.sh/v1beta1", "kind": "Workspace",
+        "metadata": {"name": "phi-3", "namespace": "kaito"},
+        "resource": {"instanceType": "Standard_NC24ads_A100_v4", "labelSelector": {"matchLabels": {"apps": "phi-3"}}},
+        "inference": {"preset": {"name": "phi-3-mini-4k-instruct"}}});
+    let pool = json!({"apiVersion": "containerservice.azure.com/v1api20231001", "kind": "ManagedClustersAgentPool",
+        "metadata": {"name": "gpu", "namespace": "infra"},
+        "spec": {"owner": {"name": "aks"}, "vmSize": "Standard_NC24ads_A100_v4", "enableAutoScaling": true,
+            "minCount": 1, "maxCount": 4, "nodeTaints": ["sku=gpu:NoSchedule"]}});
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "web"}, "data": {"a": "b"}});
+    let objects = vec![
+        gpu_pod(
+            "train",
+            "Standard_NC24ads_A100_v4",
+            "pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime",
+            "training",
+        ),
+        nginx.clone(),
+        gpu_pod(
+            "old",
+            "Standard_NC6",
+            "nvidia/cuda:12.4.1-runtime-ubuntu22.04",
+            "training",
+        ),
+        deployment,
+        nginx,
+        kaito,
+        pool,
+        cm,
+    ];
+    objects
+        .into_iter()
+        .enumerate()
+        .map(|(i, object)| {
+            let kind = object["kind"].clone();
+            let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                "request": {"uid": format!("load-{i}"), "kind": {"group": "", "version": "v1", "kind": kind},
+                    "namespace": object["metadata"]["namespace"], "name": object["metadata"]["name"],
+                    "operation": "CREATE", "userInfo": {"username": "loadgen"}, "object": object, "dryRun": false}});
+            bytes::Bytes::from(review.to_string())
+        })
+        .collect()
+}
+
+#[derive(Default)]
+struct Tally {
+    latencies_us: Vec<u64>,
+    ok: u64,
+    failed: u64,
+    first_error: Option<String>,
+}
+
+async fn run(o: Opts) -> Result<(), Error> {
+    let ca = CertificateDer::from_pem_file(&o.ca)?;
+    let tls = tls_config(ca)?;
+    let bodies = Arc::new(mix());
+    let before = histogram(o.addr, tls.clone()).await?;
+    let per_conn_rate = o.rate as f64 / o.connections as f64;
+    let interval = Duration::from_secs_f64(1.0 / per_conn_rate);
+    let total_per_conn = (per_conn_rate * o.seconds as f64) as u64;
+    let start = Instant::now() + Duration::from_millis(200);
+    let mut tasks = Vec::new();
+    for c in 0..o.connections {
+        let tls = tls.clone();
+        let bodies = bodies.clone();
+        let path = o.path.clone();
+        let addr = o.addr;
+        // Stagger the connections across one interval.
+        let offset = interval.mul_f64(c as f64 / o.connections as f64);
+        tasks.push(tokio::spawn(async move {
+            let mut tally = Tally::default();
+            let mut conn = match Connection::open(addr, "localhost", tls.clone()).await {
+                Ok(c) => c,
+                Err(e) => {
+                    tally.failed = total_per_conn;
+                    tally.first_error = Some(format!("connect: {e}"));
+                    return tally;
+                }
+            };
+            for i in 0..total_per_conn {
+                let scheduled = start + offset + interval.mul_f64(i as f64);
+                tokio::time::sleep_until(scheduled.into()).await;
+                let body = bodies[((c + i) as usize) % bodies.len()].clone();
+                match conn.post(&path, body).await {
+                    Ok((status, _)) if status.is_success() => tally.ok += 1,
+                    Ok((status, b)) => {
+                        tally.failed += 1;
+                        tally.first_error.get_or_insert_with(|| {
+                            format!("HTTP {status}: {}", String::from_utf8_lossy(&b))
+                        });
+                    }
+                    Err(e) => {
+                        tally.failed += 1;
+                        tally.first_error.get_or_insert_with(|| e.to_string());
+                        if let Ok(c) = Connection::open(addr, "localhost", tls.clone()).await {
+                            conn = c;
+                        }
+                    }
+                }
+                tally
+                    .latencies_us
+                    .push(scheduled.elapsed().as_micros() as u64);
+            }
+            tally
+        }));
+    }
+    let mut all = Tally::default();
+    for t in tasks {
+        let t = t.await?;
+        all.latencies_us.extend(t.latencies_us);
+        all.ok += t.ok;
+        all.failed += t.failed;
+        if all.first_error.is_none() {
+            all.first_error = t.first_error;
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let after = histogram(o.addr, tls).await?;
+    all.latencies_us.sort_unstable();
+    let pct = |p: f64| -> f64 {
+        if all.latencies_us.is_empty() {
+            return 0.0;
+        }
+        let i = ((p / 100.0) * (all.latencies_us.len() - 1) as f64).round() as usize;
+        all.latencies_us[i] as f64 / 1000.0
+    };
+    println!(
+        "target {} req/s for {} s over {} connections to {}",
+        o.rate, o.seconds, o.connections, o.path
+    );
+    println!(
+        "sent {}  ok {}  failed {}  achieved {:.0} req/s",
+        all.ok + all.failed,
+        all.ok,
+        all.failed,
+        (all.ok + all.failed) as f64 / elapsed
+    );
+    println!(
+        "client latency ms: p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
+        pct(50.0),
+        pct(90.0),
+        pct(99.0),
+        pct(99.9),
+        pct(100.0)
+    );
+    if let Some(e) = &all.first_error {
+        println!("first error: {e}");
+    }
+    // Server-side: the share of this run's requests answered within each bucket.
+    let delta: Vec<(f64, f64)> = after
+        .iter()
+        .map(|(le, n)| {
+            let b = before
+                .iter()
+                .find(|(l, _)| l == le)
+                .map_or(0.0, |(_, n)| *n);
+            (*le, n - b)
+        })
+        .collect();
+    if let Some(&(_, total)) = delta.last()
+        && total > 0.0
+    {
+        let share: Vec<String> = delta
+            .iter()
+            .filter(|(le, _)| [0.00025, 0.0005, 0.001, 0.0025, 0.005].contains(le))
+            .map(|(le, n)| format!("<= {} ms: {:.2}%", le * 1000.0, 100.0 * n / total))
+            .collect();
+        println!("server-side ({} requests): {}", total, share.join("  "));
+        let p99_bucket = delta
+            .iter()
+            .find(|(_, n)| *n >= 0.99 * total)
+            .map_or(f64::INFINITY, |(le, _)| *le);
+        println!(
+            "server-side p99 <= {} ms (bucket bound)",
+            p99_bucket * 1000.0
+        );
+    }
+    if all.failed > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// Cumulative `computeguard_admission_duration_seconds_bucket` counts for /validate
+/// and /mutate together, by upper bound (`+Inf` last).
+async fn histogram(
+    addr: SocketAddr,
+    tls: Arc<rustls::ClientConfig>,
+) -> Result<Vec<(f64, f64)>, Error> {
+    let mut conn = Connection::open(addr, "localhost", tls).await?;
+    let (_, body) = conn.get("/metrics").await?;
+    let text = String::from_utf8_lossy(&body);
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("computeguard_admission_duration_seconds_bucket{")
+        else {
+            continue;
+        };
+        let Some((labels, value)) = rest.split_once("} ") else {
+            continue;
+        };
+        let Some(le) = labels
+            .split("le=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+        else {
+            continue;
+        };
+        let le = if le == "+Inf" {
+            f64::INFINITY
+        } else {
+            le.parse()?
+        };
+        let n: f64 = value.trim().parse()?;
+        match out.iter_mut().find(|(l, _)| *l == le) {
+            Some(e) => e.1 += n,
+            None => out.push((le, n)),
+        }
+    }
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(out)
+}

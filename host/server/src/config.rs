@@ -1,0 +1,436 @@
+//! The `webhook:` section of `computeguard.yaml`. Every key is optional; the defaults
+//! are the `Default` impls below and are listed in `docs/deploy.md`.
+
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// What a finding of a rule does to an admission request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enforcement {
+    /// Reject the request (`allowed: false`, HTTP status code 403 in `status.code`).
+    Deny,
+    /// Admit it with a warning that `kubectl` shows.
+    Warn,
+    /// Admit it silently; the finding is logged and counted in `/metrics`.
+    Audit,
+}
+
+impl Enforcement {
+    pub fn parse(s: &str) -> Option<Enforcement> {
+        match s {
+            "deny" => Some(Enforcement::Deny),
+            "warn" => Some(Enforcement::Warn),
+            "audit" => Some(Enforcement::Audit),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Enforcement::Deny => "deny",
+            Enforcement::Warn => "warn",
+            Enforcement::Audit => "audit",
+        }
+    }
+}
+
+/// What a policy that fails (times out, traps, returns an error) does to the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureMode {
+    /// Fail closed: deny the request, naming the policy and the error.
+    Fail,
+    /// Fail open: admit it with a warning naming the policy and the error.
+    Ignore,
+}
+
+impl FailureMode {
+    pub fn parse(s: &str) -> Option<FailureMode> {
+        match s {
+            "Fail" => Some(FailureMode::Fail),
+            "Ignore" => Some(FailureMode::Ignore),
+            _ => None,
+        }
+    }
+}
+
+/// The toleration the `gpuToleration` mutation adds (a Kubernetes `Toleration`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Toleration(pub Map<String, Value>);
+
+impl Default for Toleration {
+    /// `sku=gpu:NoSchedule`, the taint the AKS GPU guidance puts on GPU node pools.
+    fn default() -> Self {
+        let mut m = Map::new();
+        m.insert("key".into(), "sku".into());
+        m.insert("operator".into(), "Equal".into());
+        m.insert("value".into(), "gpu".into());
+        m.insert("effect".into(), "NoSchedule".into());
+        Toleration(m)
+    }
+}
+
+/// Opt-in mutations (all off by default).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Mutations {
+    /// Add this toleration to GPU-requesting pods that `gpu-workload-scheduling` flags.
+    pub gpu_toleration: Option<Toleration>,
+    /// Set the minimum node count that `min-nodes-zero` flags to 0 (1 on a pool marked
+    /// as running the NVIDIA GPU Operator).
+    pub min_nodes_zero: bool,
+}
+
+/// Request limits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limits {
+    /// Largest request body accepted (default 3 MiB, the API server's own request limit).
+    pub max_request_bytes: usize,
+    /// Wall-time budget of one policy evaluation (default 2 s; keep it below the
+    /// webhook's `timeoutSeconds`, 5 s in the shipped manifests).
+    pub evaluation_timeout: Duration,
+    /// Requests evaluated at once (default 2 x CPUs); more wait in line for at most
+    /// `evaluation_timeout`, then get the failure mode's answer.
+    pub max_in_flight: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_request_bytes: 3 << 20,
+            evaluation_timeout: Duration::from_secs(2),
+            max_in_flight: 2 * std::thread::available_parallelism().map_or(2, |n| n.get()),
+        }
+    }
+}
+
+/// The parsed `webhook:` section.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WebhookConfig {
+    /// Report what would be denied (as warnings and logs) but admit everything.
+    pub dry_run: bool,
+    /// Per-rule enforcement; a rule not listed follows its severity:
+    /// error -> deny, warning -> warn, info -> audit.
+    pub enforcement: BTreeMap<String, Enforcement>,
+    /// What a failing policy does, by default (`Fail`).
+    pub failure_policy: FailureModeDefault,
+    /// Per-policy override of `failure_policy`, by policy name.
+    pub policy_failure: BTreeMap<String, FailureMode>,
+    /// Namespaces never evaluated (admitted at once).
+    pub exclude_namespaces: Vec<String>,
+    /// Objects carrying any of these labels (key and value) are admitted at once.
+    pub exclude_labels: BTreeMap<String, String>,
+    pub mutations: Mutations,
+    pub limits: Limits,
+}
+
+/// `Fail` unless configured otherwise: a policy that cannot give a verdict must not
+/// let a request through unnoticed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FailureModeDefault(pub FailureMode);
+
+impl Default for FailureModeDefault {
+    fn default() -> Self {
+        FailureModeDefault(FailureMode::Fail)
+    }
+}
+
+/// A problem in the `webhook:` section: the JSON pointer below `/webhook` and what was
+/// expected. The CLI turns the pointer into a line of `computeguard.yaml`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ConfigError {
+    pub pointer: String,
+    pub message: String,
+}
+
+fn err(pointer: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        pointer: pointer.into(),
+        message: message.into(),
+    }
+}
+
+impl WebhookConfig {
+    /// The keys of the section, for "unknown key" messages and docs.
+    pub const KEYS: &'static [&'static str] = &[
+        "dryRun",
+        "enforcement",
+        "failurePolicy",
+        "policyFailure",
+        "exclude",
+        "mutations",
+        "limits",
+    ];
+
+    /// Parses the value of `webhook:`. Pointers in errors are relative to `/webhook`.
+    pub fn from_json(v: &Value) -> Result<WebhookConfig, ConfigError> {
+        let mut cfg = WebhookConfig::default();
+        let root = v
+            .as_object()
+            .ok_or_else(|| err("", "`webhook` must be a mapping"))?;
+        for (key, value) in root {
+            let at = format!("/{key}");
+            match key.as_str() {
+                "dryRun" => {
+                    cfg.dry_run = value
+                        .as_bool()
+                        .ok_or_else(|| err(&at, "`dryRun` must be true or false"))?;
+                }
+                "enforcement" => {
+                    let map = value.as_object().ok_or_else(|| {
+                        err(
+                            &at,
+                            "`enforcement` must map rule ids to deny, warn or audit",
+                        )
+                    })?;
+                    for (rule, e) in map {
+                        let e = e.as_str().and_then(Enforcement::parse).ok_or_else(|| {
+                            err(
+                                format!("{at}/{rule}"),
+                                format!("rule `{rule}`: expected deny, warn or audit"),
+                            )
+                        })?;
+                        cfg.enforcement.insert(rule.clone(), e);
+                    }
+                }
+                "failurePolicy" => {
+                    cfg.failure_policy = FailureModeDefault(
+                        value
+                            .as_str()
+                            .and_then(FailureMode::parse)
+                            .ok_or_else(|| err(&at, "`failurePolicy` must be Fail or Ignore"))?,
+                    );
+                }
+                "policyFailure" => {
+                    let map = value.as_object().ok_or_else(|| {
+                        err(
+                            &at,
+                            "`policyFailure` must map policy names to Fail or Ignore",
+                        )
+                    })?;
+                    for (policy, m) in map {
+                        let m = m.as_str().and_then(FailureMode::parse).ok_or_else(|| {
+                            err(
+                                format!("{at}/{policy}"),
+                                format!("policy `{policy}`: expected Fail or Ignore"),
+                            )
+                        })?;
+                        cfg.policy_failure.insert(policy.clone(), m);
+                    }
+                }
+                "exclude" => parse_exclude(&mut cfg, value, &at)?,
+                "mutations" => parse_mutations(&mut cfg, value, &at)?,
+                "limits" => parse_limits(&mut cfg, value, &at)?,
+                _ => {
+                    return Err(err(
+                        &at,
+                        format!(
+                            "unknown key `webhook.{key}`; expected one of {}",
+                            Self::KEYS.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// The failure mode of a policy.
+    pub fn failure_mode(&self, policy: &str) -> FailureMode {
+        self.policy_failure
+            .get(policy)
+            .copied()
+            .unwrap_or(self.failure_policy.0)
+    }
+}
+
+fn parse_exclude(cfg: &mut WebhookConfig, v: &Value, at: &str) -> Result<(), ConfigError> {
+    let map = v.as_object().ok_or_else(|| {
+        err(
+            at,
+            "`exclude` must be a mapping with `namespaces` and/or `labels`",
+        )
+    })?;
+    for (key, value) in map {
+        let here = format!("{at}/{key}");
+        match key.as_str() {
+            "namespaces" => {
+                let list = value
+                    .as_array()
+                    .ok_or_else(|| err(&here, "`namespaces` must be a list of names"))?;
+                for (i, n) in list.iter().enumerate() {
+                    let n = n.as_str().ok_or_else(|| {
+                        err(format!("{here}/{i}"), "a namespace must be a string")
+                    })?;
+                    cfg.exclude_namespaces.push(n.to_string());
+                }
+            }
+            "labels" => {
+                let m = value
+                    .as_object()
+                    .ok_or_else(|| err(&here, "`labels` must map label keys to values"))?;
+                for (k, val) in m {
+                    let val = match val {
+                        Value::String(s) => s.clone(),
+                        Value::Bool(_) | Value::Number(_) => val.to_string(),
+                        _ => {
+                            return Err(err(
+                                format!("{here}/{k}"),
+                                "a label value must be a string",
+                            ));
+                        }
+                    };
+                    cfg.exclude_labels.insert(k.clone(), val);
+                }
+            }
+            _ => {
+                return Err(err(
+                    &here,
+                    format!("unknown key `exclude.{key}`; expected namespaces or labels"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn parse_mutations(cfg: &mut WebhookConfig, v: &Value, at: &str) -> Result<(), ConfigError> {
+    let map = v.as_object().ok_or_else(|| {
+        err(
+            at,
+            "`mutations` must be a mapping with `gpuToleration` and/or `minNodesZero`",
+        )
+    })?;
+    for (key, value) in map {
+        let here = format!("{at}/{key}");
+        match key.as_str() {
+            "gpuToleration" => {
+                cfg.mutations.gpu_toleration = match value {
+                    Value::Bool(false) | Value::Null => None,
+                    Value::Bool(true) => Some(Toleration::default()),
+                    Value::Object(m) => {
+                        for (k, v) in m {
+                            if !["key", "operator", "value", "effect", "tolerationSeconds"]
+                                .contains(&k.as_str())
+                            {
+                                return Err(err(
+                                    format!("{here}/{k}"),
+                                    format!(
+                                        "`{k}` is not a toleration field; expected key, operator, value, effect or tolerationSeconds"
+                                    ),
+                                ));
+                            }
+                            if k != "tolerationSeconds" && !v.is_string() {
+                                return Err(err(
+                                    format!("{here}/{k}"),
+                                    format!("`{k}` must be a string"),
+                                ));
+                            }
+                        }
+                        Some(Toleration(m.clone()))
+                    }
+                    _ => {
+                        return Err(err(
+                            &here,
+                            "`gpuToleration` must be true, false or a toleration {key, operator, value, effect}",
+                        ));
+                    }
+                };
+            }
+            "minNodesZero" => {
+                cfg.mutations.min_nodes_zero = value
+                    .as_bool()
+                    .ok_or_else(|| err(&here, "`minNodesZero` must be true or false"))?;
+            }
+            _ => {
+                return Err(err(
+                    &here,
+                    format!("unknown mutation `{key}`; expected gpuToleration or minNodesZero"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn parse_limits(cfg: &mut WebhookConfig, v: &Value, at: &str) -> Result<(), ConfigError> {
+    let map = v.as_object().ok_or_else(|| {
+        err(
+            at,
+            "`limits` must be a mapping with maxRequestBytes, evaluationTimeoutMs, maxInFlight",
+        )
+    })?;
+    for (key, value) in map {
+        let here = format!("{at}/{key}");
+        let n = value
+            .as_u64()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| err(&here, format!("`{key}` must be a positive integer")))?;
+        match key.as_str() {
+            "maxRequestBytes" => cfg.limits.max_request_bytes = n as usize,
+            "evaluationTimeoutMs" => cfg.limits.evaluation_timeout = Duration::from_millis(n),
+            "maxInFlight" => cfg.limits.max_in_flight = n as usize,
+            _ => {
+                return Err(err(
+                    &here,
+                    format!(
+                        "unknown key `limits.{key}`; expected maxRequestBytes, evaluationTimeoutMs or maxInFlight"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_are_safe() {
+        let c = WebhookConfig::from_json(&json!({})).expect("empty is valid");
+        assert!(!c.dry_run);
+        assert_eq!(c.failure_mode("any"), FailureMode::Fail);
+        assert_eq!(c.limits.max_request_bytes, 3 << 20);
+        assert_eq!(c.mutations, Mutations::default());
+    }
+
+    #[test]
+    fn parses_every_key() {
+        let c = WebhookConfig::from_json(&json!({
+            "dryRun": true,
+            "enforcement": {"min-nodes-zero": "deny", "sku-unknown": "audit"},
+            "failurePolicy": "Ignore",
+            "policyFailure": {"org-rules": "Fail"},
+            "exclude": {"namespaces": ["kube-system"], "labels": {"computeguard.io/exclude": "true"}},
+            "mutations": {"gpuToleration": true, "minNodesZero": true},
+            "limits": {"maxRequestBytes": 1024, "evaluationTimeoutMs": 500, "maxInFlight": 8}
+        }))
+        .expect("valid");
+        assert!(c.dry_run);
+        assert_eq!(c.enforcement["min-nodes-zero"], Enforcement::Deny);
+        assert_eq!(c.failure_mode("org-rules"), FailureMode::Fail);
+        assert_eq!(c.failure_mode("computeguard-builtin"), FailureMode::Ignore);
+        assert_eq!(c.exclude_namespaces, vec!["kube-system"]);
+        assert_eq!(c.exclude_labels["computeguard.io/exclude"], "true");
+        assert_eq!(c.mutations.gpu_toleration, Some(Toleration::default()));
+        assert_eq!(c.limits.evaluation_timeout, Duration::from_millis(500));
+        assert_eq!(c.limits.max_in_flight, 8);
+    }
+
+    #[test]
+    fn errors_point_at_the_key() {
+        let e = WebhookConfig::from_json(&json!({"enforcement": {"x": "block"}})).unwrap_err();
+        assert_eq!(e.pointer, "/enforcement/x");
+        assert!(e.message.contains("deny, warn or audit"), "{e}");
+        let e = WebhookConfig::from_json(&json!({"limits": {"maxInFlight": 0}})).unwrap_err();
+        assert_eq!(e.pointer, "/limits/maxInFlight");
+        let e = WebhookConfig::from_json(&json!({"dryrun": true})).unwrap_err();
+        assert!(e.message.contains("unknown key `webhook.dryrun`"), "{e}");
+        let e = WebhookConfig::from_json(&json!({"mutations": {"gpuToleration": {"kye": "a"}}}))
+            .unwrap_err();
+        assert_eq!(e.pointer, "/mutations/gpuToleration/kye");
+    }
+}

@@ -1,0 +1,545 @@
+//! computeguard's Kubernetes admission webhook.
+//!
+//! `/validate` and `/mutate` answer AdmissionReview `admission.k8s.io/v1` over HTTPS
+//! (rustls, HTTP/1.1 and HTTP/2); `/healthz` (liveness), `/readyz` (every policy
+//! compiled and its settings validated; not ready while draining) and `/metrics`
+//! (Prometheus text).
+//!
+//! Every request that declares compute is evaluated by every policy in a fresh
+//! sandbox (see `computeguard-engine`): a policy that traps or runs past its deadline
+//! costs that request its verdict — answered per the configured failure mode — and
+//! nothing else. Policies and configuration come from a [`Loader`]; a reload builds a
+//! complete new [`PolicySet`] and swaps it in atomically, or keeps the old one serving
+//! when the new one is broken.
+//!
+//! ```no_run
+//! # use computeguard_server::*;
+//! # fn loader() -> std::sync::Arc<dyn Loader> { unimplemented!() }
+//! # async fn run() -> Result<(), ServeError> {
+//! let options = ServeOptions::new("0.0.0.0:8443".parse().unwrap(), "tls.crt".into(), "tls.key".into());
+//! let server = Server::bind(options, loader()).await?;
+//! server.run(shutdown_signal()).await
+//! # }
+//! ```
+
+pub mod admission;
+pub mod client;
+pub mod config;
+pub mod metrics;
+pub mod mutate;
+pub mod review;
+pub mod tls;
+
+pub use config::{Enforcement, FailureMode, WebhookConfig};
+pub use review::{Decision, Level, LoadedPolicy, Mode, PolicySet, Verdict};
+
+use arc_swap::ArcSwap;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{Method, StatusCode};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+use tokio::net::TcpListener;
+use tokio::sync::{Notify, Semaphore};
+use tracing::{debug, error, info, warn};
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Builds the policy set the server evaluates with. Called at start and on every
+/// reload, off the request path.
+pub trait Loader: Send + Sync + 'static {
+    /// Loads the configuration and every policy and validates every policy's settings.
+    fn load(&self) -> Result<PolicySet, BoxError>;
+    /// Files whose change triggers a reload (the config and policy files).
+    fn watched(&self) -> Vec<PathBuf>;
+}
+
+/// Server settings (the rest comes from the `webhook:` section of the config).
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    pub addr: SocketAddr,
+    pub tls_cert: PathBuf,
+    pub tls_key: PathBuf,
+    /// How often the certificate, config and policy files are checked for changes.
+    /// Default 2 s.
+    pub watch_interval: Duration,
+    /// How long in-flight requests may take to finish after SIGTERM. Default 20 s.
+    pub shutdown_timeout: Duration,
+}
+
+impl ServeOptions {
+    pub fn new(addr: SocketAddr, tls_cert: PathBuf, tls_key: PathBuf) -> Self {
+        ServeOptions {
+            addr,
+            tls_cert,
+            tls_key,
+            watch_interval: Duration::from_secs(2),
+            shutdown_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
+    #[error("cannot load the policies: {0}")]
+    Load(BoxError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+struct State {
+    set: ArcSwap<PolicySet>,
+    ready: AtomicBool,
+    metrics: metrics::Metrics,
+    loader: Arc<dyn Loader>,
+    certs: Arc<tls::CertStore>,
+    in_flight: Semaphore,
+    reload_now: Notify,
+}
+
+/// A bound, loaded server. [`Server::run`] serves until the shutdown future resolves.
+pub struct Server {
+    state: Arc<State>,
+    listener: TcpListener,
+    options: ServeOptions,
+    tls: Arc<rustls::ServerConfig>,
+}
+
+impl Server {
+    /// Reads the certificate, loads every policy (so the server is ready the moment it
+    /// listens) and binds the address.
+    pub async fn bind(
+        options: ServeOptions,
+        loader: Arc<dyn Loader>,
+    ) -> Result<Server, ServeError> {
+        let certs = Arc::new(tls::CertStore::load(&options.tls_cert, &options.tls_key)?);
+        let tls = Arc::new(certs.server_config()?);
+        let l = loader.clone();
+        let set = tokio::task::spawn_blocking(move || l.load())
+            .await
+            .map_err(|e| ServeError::Load(e.to_string().into()))?
+            .map_err(ServeError::Load)?;
+        let listener =
+            TcpListener::bind(options.addr)
+                .await
+                .map_err(|source| ServeError::Bind {
+                    addr: options.addr,
+                    source,
+                })?;
+        let metrics = metrics::Metrics::default();
+        metrics.policies.set(set.policies.len() as i64);
+        let in_flight = Semaphore::new(set.webhook.limits.max_in_flight);
+        Ok(Server {
+            state: Arc::new(State {
+                set: ArcSwap::from_pointee(set),
+                ready: AtomicBool::new(true),
+                metrics,
+                loader,
+                certs,
+                in_flight,
+                reload_now: Notify::new(),
+            }),
+            listener,
+            options,
+            tls,
+        })
+    }
+
+    /// The bound address (useful with port 0).
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// A handle that asks for a reload (what SIGHUP does).
+    pub fn reload_handle(&self) -> ReloadHandle {
+        ReloadHandle(self.state.clone())
+    }
+
+    /// Serves until `shutdown` resolves, then stops accepting, reports not-ready and
+    /// drains in-flight requests for up to [`ServeOptions::shutdown_timeout`].
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
+        let Server {
+            state,
+            listener,
+            options,
+            tls,
+        } = self;
+        info!(addr = %options.addr, policies = state.set.load().policies.len(), "computeguard webhook serving");
+        let watcher = tokio::spawn(watch(state.clone(), options.watch_interval));
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let (tcp, peer) = match accepted {
+                        Ok(a) => a,
+                        Err(e) => {
+                            // Out of file descriptors and the like: back off, keep serving.
+                            warn!(error = %e, "accept failed");
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                            continue;
+                        }
+                    };
+                    let _ = tcp.set_nodelay(true);
+                    let acceptor = acceptor.clone();
+                    let state = state.clone();
+                    let watcher = graceful.watcher();
+                    tokio::spawn(async move {
+                        let tls = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
+                            Ok(Ok(s)) => s,
+                            Ok(Err(e)) => {
+                                debug!(%peer, error = %e, "TLS handshake failed");
+                                return;
+                            }
+                            Err(_) => {
+                                debug!(%peer, "TLS handshake timed out");
+                                return;
+                            }
+                        };
+                        let service = hyper::service::service_fn(move |req| {
+                            let state = state.clone();
+                            async move { Ok::<_, std::convert::Infallible>(handle(&state, req).await) }
+                        });
+                        let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                        let conn = builder.serve_connection(TokioIo::new(tls), service);
+                        if let Err(e) = watcher.watch(conn).await {
+                            debug!(%peer, error = %e, "connection ended with an error");
+                        }
+                    });
+                }
+                () = &mut shutdown => break,
+            }
+        }
+        state.ready.store(false, Ordering::SeqCst);
+        drop(listener);
+        watcher.abort();
+        info!("shutting down: draining in-flight requests");
+        tokio::select! {
+            () = graceful.shutdown() => info!("drained"),
+            () = tokio::time::sleep(options.shutdown_timeout) => {
+                warn!(timeout = ?options.shutdown_timeout, "drain timed out; closing the remaining connections");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Asks a running server to reload its policies and configuration.
+#[derive(Clone)]
+pub struct ReloadHandle(Arc<State>);
+
+impl ReloadHandle {
+    pub fn reload(&self) {
+        self.0.reload_now.notify_one();
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C (SIGINT).
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+type FileStamps = Vec<(PathBuf, Option<SystemTime>, Option<u64>)>;
+
+fn stamps(files: &[PathBuf]) -> FileStamps {
+    files
+        .iter()
+        .map(|p| {
+            let m = std::fs::metadata(p).ok();
+            (
+                p.clone(),
+                m.as_ref().and_then(|m| m.modified().ok()),
+                m.map(|m| m.len()),
+            )
+        })
+        .collect()
+}
+
+/// Re-reads the certificate and reloads the policy set when their files change or a
+/// reload is requested.
+async fn watch(state: Arc<State>, interval: Duration) {
+    let mut last = stamps(&state.loader.watched());
+    loop {
+        let forced = tokio::select! {
+            () = tokio::time::sleep(interval) => false,
+            () = state.reload_now.notified() => true,
+        };
+        match state.certs.reload_if_changed() {
+            Ok(true) => info!("TLS certificate reloaded"),
+            Ok(false) => {}
+            Err(e) => {
+                error!(error = %e, "TLS certificate change NOT applied; the previous certificate keeps serving")
+            }
+        }
+        let now = stamps(&state.loader.watched());
+        if !forced && now == last {
+            continue;
+        }
+        last = now;
+        let loader = state.loader.clone();
+        let started = Instant::now();
+        match tokio::task::spawn_blocking(move || loader.load()).await {
+            Ok(Ok(set)) => {
+                let n = set.policies.len();
+                state.set.store(Arc::new(set));
+                state.metrics.policies.set(n as i64);
+                state
+                    .metrics
+                    .reloads
+                    .get_or_create(&metrics::ReloadLabels { result: "success" })
+                    .inc();
+                info!(
+                    policies = n,
+                    took_ms = started.elapsed().as_millis() as u64,
+                    "policies and configuration reloaded"
+                );
+            }
+            Ok(Err(e)) => {
+                state
+                    .metrics
+                    .reloads
+                    .get_or_create(&metrics::ReloadLabels { result: "failure" })
+                    .inc();
+                error!(error = %e, "RELOAD FAILED: the new policies or configuration are broken; the previous set keeps serving");
+            }
+            Err(e) => {
+                state
+                    .metrics
+                    .reloads
+                    .get_or_create(&metrics::ReloadLabels { result: "failure" })
+                    .inc();
+                error!(error = %e, "RELOAD FAILED: the loader panicked; the previous set keeps serving");
+            }
+        }
+    }
+}
+
+type Response = hyper::Response<Full<Bytes>>;
+
+fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response {
+    let mut r = hyper::Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
+        r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    }
+    r
+}
+
+fn problem(status: StatusCode, message: &str) -> Response {
+    let body = serde_json::json!({"error": message}).to_string();
+    respond(status, "application/json", body)
+}
+
+async fn handle(state: &State, req: hyper::Request<Incoming>) -> Response {
+    let endpoint = match req.uri().path() {
+        "/healthz" => return respond(StatusCode::OK, "text/plain", "ok\n"),
+        "/readyz" => {
+            return if state.ready.load(Ordering::SeqCst) {
+                respond(StatusCode::OK, "text/plain", "ready\n")
+            } else {
+                respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "not ready\n")
+            };
+        }
+        "/metrics" => {
+            return respond(
+                StatusCode::OK,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                state.metrics.encode(),
+            );
+        }
+        "/validate" => "validate",
+        "/mutate" => "mutate",
+        _ => {
+            return problem(
+                StatusCode::NOT_FOUND,
+                "no such endpoint; use /validate or /mutate",
+            );
+        }
+    };
+    if req.method() != Method::POST {
+        return problem(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "admission endpoints accept POST with an AdmissionReview",
+        );
+    }
+    let started = Instant::now();
+    let response = admit(state, req, endpoint).await;
+    state
+        .metrics
+        .duration
+        .get_or_create(&metrics::EndpointLabels { endpoint })
+        .observe(started.elapsed().as_secs_f64());
+    response
+}
+
+fn count(state: &State, endpoint: &'static str, verdict: &'static str) {
+    state
+        .metrics
+        .requests
+        .get_or_create(&metrics::RequestLabels { endpoint, verdict })
+        .inc();
+}
+
+async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static str) -> Response {
+    let started = Instant::now();
+    let set = state.set.load_full();
+    let limit = set.webhook.limits.max_request_bytes;
+    let declared = req
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        count(state, endpoint, "too_large");
+        return problem(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the request body is larger than the {limit}-byte limit (webhook.limits.maxRequestBytes)"
+            ),
+        );
+    }
+    let body = match Limited::new(req.into_body(), limit).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                count(state, endpoint, "too_large");
+                return problem(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!(
+                        "the request body is larger than the {limit}-byte limit (webhook.limits.maxRequestBytes)"
+                    ),
+                );
+            }
+            count(state, endpoint, "bad_request");
+            return problem(
+                StatusCode::BAD_REQUEST,
+                &format!("cannot read the request body: {e}"),
+            );
+        }
+    };
+    let review = match admission::parse(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            count(state, endpoint, "bad_request");
+            warn!(endpoint, error = %e, "malformed admission request");
+            return problem(StatusCode::BAD_REQUEST, &e.to_string());
+        }
+    };
+    let mode = if endpoint == "mutate" {
+        Mode::Mutate
+    } else {
+        Mode::Validate
+    };
+    // Bounded concurrency: wait for a slot at most as long as one evaluation may take.
+    let permit = match tokio::time::timeout(
+        set.webhook.limits.evaluation_timeout,
+        state.in_flight.acquire(),
+    )
+    .await
+    {
+        Ok(Ok(p)) => p,
+        _ => {
+            count(state, endpoint, "overloaded");
+            let answer = overloaded(&set, mode);
+            warn!(uid = %review.uid, endpoint, allowed = answer.allowed, "overloaded: answered per failurePolicy");
+            return json_ok(&answer.to_review(&review.uid));
+        }
+    };
+    let decision = review::decide(&set, &review, mode);
+    drop(permit);
+    let verdict = decision.verdict.as_str();
+    count(state, endpoint, verdict);
+    for f in &decision.findings {
+        state
+            .metrics
+            .violations
+            .get_or_create(&metrics::ViolationLabels {
+                rule: f.rule.clone(),
+                enforcement: f.enforcement.as_str(),
+            })
+            .inc();
+        if f.enforcement == Enforcement::Audit || set.webhook.dry_run {
+            info!(uid = %review.uid, rule = %f.rule, enforcement = f.enforcement.as_str(), message = %f.message, "finding");
+        }
+    }
+    for f in &decision.failures {
+        state
+            .metrics
+            .errors
+            .get_or_create(&metrics::ErrorLabels {
+                policy: f.policy.clone(),
+                kind: f.kind,
+            })
+            .inc();
+        error!(uid = %review.uid, policy = %f.policy, kind = f.kind, error = %f.message, "policy evaluation failed");
+    }
+    info!(
+        uid = %review.uid,
+        endpoint,
+        kind = %review.kind.kind,
+        namespace = review.namespace.as_deref().unwrap_or(""),
+        name = review.name.as_deref().unwrap_or(""),
+        operation = ?review.operation,
+        verdict,
+        skipped = decision.skipped.unwrap_or(""),
+        findings = decision.findings.len(),
+        duration_us = started.elapsed().as_micros() as u64,
+        "admission"
+    );
+    json_ok(&decision.answer.to_review(&review.uid))
+}
+
+fn overloaded(set: &PolicySet, mode: Mode) -> admission::Answer {
+    let message = "computeguard is overloaded: no evaluation slot within the evaluation timeout";
+    match (mode, set.webhook.failure_policy.0) {
+        (Mode::Validate, FailureMode::Fail) if !set.webhook.dry_run => admission::Answer {
+            allowed: false,
+            status: Some((503, format!("{message} (failurePolicy Fail)"))),
+            ..admission::Answer::default()
+        },
+        _ => admission::Answer {
+            allowed: true,
+            warnings: vec![format!(
+                "{message}; admitted unchecked (failurePolicy Ignore)"
+            )],
+            ..admission::Answer::default()
+        },
+    }
+}
+
+fn json_ok(v: &serde_json::Value) -> Response {
+    respond(StatusCode::OK, "application/json", v.to_string())
+}

@@ -1,0 +1,117 @@
+//! `/metrics` in the Prometheus text format.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    pub endpoint: &'static str,
+    /// allowed, warned, denied, skipped, or bad_request, too_large, overloaded.
+    pub verdict: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EndpointLabels {
+    pub endpoint: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ViolationLabels {
+    pub rule: String,
+    pub enforcement: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ErrorLabels {
+    pub policy: String,
+    /// timeout, trap, policy or host.
+    pub kind: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReloadLabels {
+    /// success or failure.
+    pub result: &'static str,
+}
+
+fn latency_histogram() -> Histogram {
+    // 50 µs .. 2.5 s: the interesting range is well under a millisecond.
+    Histogram::new([
+        0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+        1.0, 2.5,
+    ])
+}
+
+/// The server's metrics.
+pub struct Metrics {
+    registry: Registry,
+    pub requests: Family<RequestLabels, Counter>,
+    pub duration: Family<EndpointLabels, Histogram, fn() -> Histogram>,
+    pub violations: Family<ViolationLabels, Counter>,
+    pub errors: Family<ErrorLabels, Counter>,
+    pub reloads: Family<ReloadLabels, Counter>,
+    pub policies: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("computeguard");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let duration = Family::<EndpointLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram,
+        );
+        let violations = Family::<ViolationLabels, Counter>::default();
+        let errors = Family::<ErrorLabels, Counter>::default();
+        let reloads = Family::<ReloadLabels, Counter>::default();
+        let policies = Gauge::default();
+        registry.register(
+            "admission_requests",
+            "Admission requests answered, by endpoint and verdict",
+            requests.clone(),
+        );
+        registry.register(
+            "admission_duration_seconds",
+            "Time from request to answer, server-side",
+            duration.clone(),
+        );
+        registry.register(
+            "violations",
+            "Findings reported, by rule and enforcement (deny, warn, audit)",
+            violations.clone(),
+        );
+        registry.register(
+            "evaluation_errors",
+            "Policy evaluations that gave no verdict, by policy and kind (timeout, trap, policy, host)",
+            errors.clone(),
+        );
+        registry.register(
+            "reloads",
+            "Policy and configuration reloads, by result",
+            reloads.clone(),
+        );
+        registry.register("policies_loaded", "Policies serving", policies.clone());
+        Metrics {
+            registry,
+            requests,
+            duration,
+            violations,
+            errors,
+            reloads,
+            policies,
+        }
+    }
+}
+
+impl Metrics {
+    /// The exposition text.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}

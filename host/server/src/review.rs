@@ -1,0 +1,333 @@
+//! One admission decision: exclusions, the fast path for objects that declare no
+//! compute, every policy in a fresh sandbox, severities, enforcement and failure modes,
+//! and the opt-in mutations.
+
+use crate::admission::{Answer, Operation, Review};
+use crate::config::{Enforcement, FailureMode, WebhookConfig};
+use crate::mutate;
+use computeguard_engine::{EvalError, Policy, Request, Severity, SourceKind};
+use computeguard_policy_core::model::{self, Source};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A rule's configured level (`rules:` in `computeguard.yaml`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Error,
+    Warning,
+    Info,
+    Off,
+}
+
+/// A policy and the settings (JSON text, already validated) it runs with.
+pub struct LoadedPolicy {
+    pub policy: Policy,
+    pub settings: String,
+}
+
+/// Everything one generation of the server evaluates with. Built by a [`crate::Loader`]
+/// and swapped atomically on reload.
+pub struct PolicySet {
+    pub policies: Vec<LoadedPolicy>,
+    /// Severity overrides and `off`, by rule id.
+    pub levels: BTreeMap<String, Level>,
+    pub webhook: WebhookConfig,
+    /// Fixed evaluation date (`asOf`), else today in UTC at each request.
+    pub as_of: Option<String>,
+}
+
+/// How a request was decided, for logs and metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Admitted with no finding above audit.
+    Allowed,
+    /// Admitted with warnings.
+    Warned,
+    /// Rejected.
+    Denied,
+    /// Not evaluated: DELETE/CONNECT, excluded namespace or label, or no compute declared.
+    Skipped,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allowed => "allowed",
+            Verdict::Warned => "warned",
+            Verdict::Denied => "denied",
+            Verdict::Skipped => "skipped",
+        }
+    }
+}
+
+/// A finding after the config has been applied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub rule: String,
+    pub severity: Severity,
+    pub enforcement: Enforcement,
+    pub message: String,
+    pub path: String,
+    /// The resource's compute-model kind and name (`namespace/name`).
+    pub kind: String,
+    pub resource: String,
+}
+
+/// A policy that gave no verdict.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub policy: String,
+    /// `timeout`, `trap`, `policy` or `host`, for the metric label.
+    pub kind: &'static str,
+    pub message: String,
+    pub mode: FailureMode,
+}
+
+/// The decision and what led to it.
+#[derive(Debug)]
+pub struct Decision {
+    pub answer: Answer,
+    pub verdict: Verdict,
+    /// Why the request was skipped, when it was.
+    pub skipped: Option<&'static str>,
+    pub findings: Vec<Finding>,
+    pub failures: Vec<Failure>,
+}
+
+impl Decision {
+    fn skip(why: &'static str) -> Decision {
+        Decision {
+            answer: Answer::allow(),
+            verdict: Verdict::Skipped,
+            skipped: Some(why),
+            findings: Vec::new(),
+            failures: Vec::new(),
+        }
+    }
+}
+
+/// Which endpoint asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `/validate`: findings deny or warn per enforcement.
+    Validate,
+    /// `/mutate`: always admits; returns the opt-in mutations as a JSON Patch.
+    Mutate,
+}
+
+/// Today in UTC as `YYYY-MM-DD`.
+pub fn today() -> String {
+    chrono::Utc::now()
+        .date_naive()
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+/// Decides one admission request.
+pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Decision {
+    let cfg = &set.webhook;
+    let raw = match (review.operation, review.object) {
+        (Operation::Create | Operation::Update, Some(raw)) => raw,
+        _ => return Decision::skip("operation without an object to check"),
+    };
+    if let Some(ns) = &review.namespace
+        && cfg.exclude_namespaces.iter().any(|n| n == ns)
+    {
+        return Decision::skip("excluded namespace");
+    }
+    let Ok(object) = serde_json::from_str::<Value>(raw.get()) else {
+        return Decision::skip("object is not JSON");
+    };
+    if let Some(Value::Object(labels)) = object.pointer("/metadata/labels")
+        && cfg
+            .exclude_labels
+            .iter()
+            .any(|(k, v)| labels.get(k).and_then(Value::as_str) == Some(v.as_str()))
+    {
+        return Decision::skip("excluded label");
+    }
+    // The decoders decide what is compute: anything they do not recognise is admitted
+    // without starting a sandbox.
+    let resources = model::normalize(&object, Source::Kubernetes);
+    if resources.is_empty() {
+        return Decision::skip("no compute declared");
+    }
+
+    let as_of = set.as_of.clone().unwrap_or_else(today);
+    let operation = match review.operation {
+        Operation::Create => computeguard_engine::Operation::Create,
+        Operation::Update => computeguard_engine::Operation::Update,
+        Operation::Delete => computeguard_engine::Operation::Delete,
+        Operation::Connect => computeguard_engine::Operation::Connect,
+    };
+    let mut findings = Vec::new();
+    let mut failures = Vec::new();
+    let mut policy_patches: Vec<Value> = Vec::new();
+    for loaded in &set.policies {
+        let request = Request {
+            document: raw.get().to_string(),
+            source_kind: SourceKind::Kubernetes,
+            operation,
+            settings: loaded.settings.clone(),
+            as_of: as_of.clone(),
+        };
+        let name = &loaded.policy.info().name;
+        match loaded.policy.evaluate(&request) {
+            Ok(response) => {
+                for v in response.violations {
+                    let severity = match set.levels.get(&v.rule) {
+                        Some(Level::Off) => continue,
+                        Some(Level::Error) => Severity::Error,
+                        Some(Level::Warning) => Severity::Warning,
+                        Some(Level::Info) => Severity::Info,
+                        None => v.severity,
+                    };
+                    let enforcement =
+                        cfg.enforcement
+                            .get(&v.rule)
+                            .copied()
+                            .unwrap_or(match severity {
+                                Severity::Error => Enforcement::Deny,
+                                Severity::Warning => Enforcement::Warn,
+                                Severity::Info => Enforcement::Audit,
+                            });
+                    findings.push(Finding {
+                        rule: v.rule,
+                        severity,
+                        enforcement,
+                        message: v.message,
+                        path: v.path,
+                        kind: v.resource.kind,
+                        resource: v.resource.name,
+                    });
+                }
+                if let Some(p) = response.patch
+                    && let Ok(Value::Array(ops)) = serde_json::from_str::<Value>(&p)
+                {
+                    policy_patches.extend(ops);
+                }
+            }
+            Err(e) => {
+                let kind = match &e {
+                    EvalError::Timeout { .. } => "timeout",
+                    EvalError::Trap { .. } => "trap",
+                    EvalError::Policy { .. } => "policy",
+                    _ => "host",
+                };
+                failures.push(Failure {
+                    policy: name.clone(),
+                    kind,
+                    message: e.to_string(),
+                    mode: cfg.failure_mode(name),
+                });
+            }
+        }
+    }
+
+    let subject = subject(review);
+    let answer = match mode {
+        Mode::Validate => validate_answer(cfg, &subject, &findings, &failures),
+        Mode::Mutate => {
+            let mut ops = mutate::patch(cfg, &object, &resources, &findings);
+            ops.extend(policy_patches);
+            Answer {
+                allowed: true,
+                status: None,
+                warnings: Vec::new(),
+                patch: (!ops.is_empty()).then_some(Value::Array(ops)),
+            }
+        }
+    };
+    let verdict = if !answer.allowed {
+        Verdict::Denied
+    } else if !answer.warnings.is_empty() {
+        Verdict::Warned
+    } else {
+        Verdict::Allowed
+    };
+    Decision {
+        answer,
+        verdict,
+        skipped: None,
+        findings,
+        failures,
+    }
+}
+
+/// How messages name the object: `Deployment ml/trainer`.
+fn subject(review: &Review<'_>) -> String {
+    let kind = if review.kind.kind.is_empty() {
+        "object"
+    } else {
+        review.kind.kind.as_str()
+    };
+    match (&review.namespace, &review.name) {
+        (Some(ns), Some(n)) => format!("{kind} {ns}/{n}"),
+        (None, Some(n)) => format!("{kind} {n}"),
+        _ => kind.to_string(),
+    }
+}
+
+fn validate_answer(
+    cfg: &WebhookConfig,
+    subject: &str,
+    findings: &[Finding],
+    failures: &[Failure],
+) -> Answer {
+    let mut deny: Vec<String> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+    let mut code = 403;
+    for f in findings {
+        let line = format!("[{}] {}", f.rule, f.message);
+        match f.enforcement {
+            Enforcement::Deny => deny.push(line),
+            Enforcement::Warn => warnings.push(line),
+            Enforcement::Audit => {}
+        }
+    }
+    for f in failures {
+        match f.mode {
+            FailureMode::Fail => {
+                if deny.is_empty() {
+                    code = 500;
+                }
+                deny.push(format!(
+                    "policy `{}` could not be evaluated (failurePolicy Fail): {}",
+                    f.policy, f.message
+                ));
+            }
+            FailureMode::Ignore => warnings.push(format!(
+                "policy `{}` could not be evaluated (failurePolicy Ignore): {}",
+                f.policy, f.message
+            )),
+        }
+    }
+    if deny.is_empty() {
+        return Answer {
+            allowed: true,
+            status: None,
+            warnings,
+            patch: None,
+        };
+    }
+    if cfg.dry_run {
+        let mut w: Vec<String> = deny
+            .into_iter()
+            .map(|d| format!("dry-run, would deny: {d}"))
+            .collect();
+        w.extend(warnings);
+        return Answer {
+            allowed: true,
+            status: None,
+            warnings: w,
+            patch: None,
+        };
+    }
+    let message = format!("computeguard denied {subject}: {}", deny.join("; "));
+    Answer {
+        allowed: false,
+        status: Some((code, message)),
+        warnings,
+        patch: None,
+    }
+}

@@ -1,0 +1,129 @@
+//! TLS: the serving certificate is read from files and re-read when they change, so
+//! a cert-manager renewal needs no restart. A broken new pair keeps the old one.
+
+use arc_swap::ArcSwap;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+/// Why a certificate/key pair could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("cannot read the TLS certificate `{path}`: {reason}")]
+    Cert { path: String, reason: String },
+    #[error("cannot read the TLS key `{path}`: {reason}")]
+    Key { path: String, reason: String },
+    #[error("`{cert}` holds no PEM certificate")]
+    NoCert { cert: String },
+    #[error("the TLS key `{key}` does not fit the certificate `{cert}`: {reason}")]
+    Mismatch {
+        cert: String,
+        key: String,
+        reason: String,
+    },
+    #[error("TLS configuration: {0}")]
+    Config(String),
+}
+
+/// The crypto provider: `ring` only (one backend in the build).
+pub fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+type Stamp = Option<(SystemTime, u64)>;
+
+fn stamp(p: &Path) -> Stamp {
+    std::fs::metadata(p)
+        .ok()
+        .and_then(|m| Some((m.modified().ok()?, m.len())))
+}
+
+/// The current certificate, swapped atomically on reload.
+#[derive(Debug)]
+pub struct CertStore {
+    cert_path: PathBuf,
+    key_path: PathBuf,
+    current: ArcSwap<CertifiedKey>,
+    stamps: Mutex<(Stamp, Stamp)>,
+}
+
+impl CertStore {
+    pub fn load(cert_path: &Path, key_path: &Path) -> Result<CertStore, TlsError> {
+        let stamps = (stamp(cert_path), stamp(key_path));
+        let key = read_pair(cert_path, key_path)?;
+        Ok(CertStore {
+            cert_path: cert_path.to_path_buf(),
+            key_path: key_path.to_path_buf(),
+            current: ArcSwap::from_pointee(key),
+            stamps: Mutex::new(stamps),
+        })
+    }
+
+    /// Re-reads the pair if either file changed. `Ok(true)`: a new pair is serving.
+    /// On error the old pair keeps serving.
+    pub fn reload_if_changed(&self) -> Result<bool, TlsError> {
+        let now = (stamp(&self.cert_path), stamp(&self.key_path));
+        let mut last = self
+            .stamps
+            .lock()
+            .map_err(|_| TlsError::Config("certificate lock poisoned".into()))?;
+        if *last == now {
+            return Ok(false);
+        }
+        // Remember the attempt so a broken pair is reported once, not every tick.
+        *last = now;
+        drop(last);
+        let key = read_pair(&self.cert_path, &self.key_path)?;
+        self.current.store(Arc::new(key));
+        Ok(true)
+    }
+
+    /// The rustls server configuration (TLS 1.2 and 1.3, HTTP/2 and HTTP/1.1 by ALPN).
+    pub fn server_config(self: &Arc<Self>) -> Result<rustls::ServerConfig, TlsError> {
+        let mut cfg = rustls::ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| TlsError::Config(e.to_string()))?
+            .with_no_client_auth()
+            .with_cert_resolver(self.clone());
+        cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Ok(cfg)
+    }
+}
+
+impl ResolvesServerCert for CertStore {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.current.load_full())
+    }
+}
+
+fn read_pair(cert_path: &Path, key_path: &Path) -> Result<CertifiedKey, TlsError> {
+    let cert_name = cert_path.display().to_string();
+    let key_name = key_path.display().to_string();
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_path)
+        .map_err(|e| TlsError::Cert {
+            path: cert_name.clone(),
+            reason: e.to_string(),
+        })?
+        .collect::<Result<_, _>>()
+        .map_err(|e| TlsError::Cert {
+            path: cert_name.clone(),
+            reason: e.to_string(),
+        })?;
+    if certs.is_empty() {
+        return Err(TlsError::NoCert { cert: cert_name });
+    }
+    let key = PrivateKeyDer::from_pem_file(key_path).map_err(|e| TlsError::Key {
+        path: key_name.clone(),
+        reason: e.to_string(),
+    })?;
+    CertifiedKey::from_der(certs, key, &provider()).map_err(|e| TlsError::Mismatch {
+        cert: cert_name,
+        key: key_name,
+        reason: e.to_string(),
+    })
+}
