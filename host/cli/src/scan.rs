@@ -9,8 +9,10 @@ use computeguard_engine::Request;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
+mod terraform;
+
 /// Extensions `check` reads.
-pub const SUPPORTED: &[&str] = &["yaml", "yml", "json"];
+pub const SUPPORTED: &[&str] = &["yaml", "yml", "json", "tf", "tfvars"];
 
 /// Marker of an inline suppression: `# computeguard:ignore <rule-id> <reason>`.
 pub const IGNORE_MARKER: &str = "computeguard:ignore";
@@ -128,21 +130,37 @@ impl Scan<'_> {
         let is_json = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        let decoded = if is_json {
+        let terraform_kind = terraform::kind(path);
+        if terraform_kind == Some(terraform::Kind::Vars) {
+            out.skipped = Some(
+                "Terraform variable values: applied when the .tf files beside them are checked"
+                    .into(),
+            );
+            return out;
+        }
+        let decoded = if let Some(kind) = terraform_kind {
+            terraform::decode(path, &text, kind).map(|d| vec![d])
+        } else if is_json {
             decode_json(&text).map(|d| vec![d])
         } else {
             decode_yaml(&text)
         };
         let docs = match decoded {
             Ok(d) => d,
-            Err(e) if !is_json && text.contains("{{") => {
+            Err(e) if !is_json && terraform_kind.is_none() && text.contains("{{") => {
                 out.skipped = Some(format!(
                     "template (Helm/Go) that is not YAML until rendered: {e}"
                 ));
                 return out;
             }
             Err(e) => {
-                let what = if is_json { "JSON" } else { "YAML" };
+                let what = if terraform_kind == Some(terraform::Kind::Hcl) {
+                    "HCL"
+                } else if is_json {
+                    "JSON"
+                } else {
+                    "YAML"
+                };
                 out.errors.push(FileError {
                     file: name,
                     line: e.line,
@@ -153,6 +171,7 @@ impl Scan<'_> {
                         e.message
                             .strip_prefix("invalid yaml: ")
                             .or_else(|| e.message.strip_prefix("invalid json: "))
+                            .or_else(|| e.message.strip_prefix("invalid hcl: "))
                             .unwrap_or(&e.message)
                     ),
                 });
