@@ -191,19 +191,20 @@ mod tests {
         assert!(matches!(parse(b"not json"), Err(BadRequest::NotJson(_))));
         let wrong = br#"{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"a"}}"#;
         assert_eq!(
-            parse(wrong).unwrap_err(),
+            parse(wrong).expect_err("must be refused"),
             BadRequest::WrongType("admission.k8s.io/v1beta1".into(), "AdmissionReview".into())
         );
         assert_eq!(
-            parse(&body(json!({"operation": "CREATE"}))).unwrap_err(),
+            parse(&body(json!({"operation": "CREATE"}))).expect_err("must be refused"),
             BadRequest::NoUid
         );
         assert_eq!(
-            parse(&body(json!({"uid": "a", "operation": "PATCH"}))).unwrap_err(),
+            parse(&body(json!({"uid": "a", "operation": "PATCH"}))).expect_err("must be refused"),
             BadRequest::BadOperation("PATCH".into())
         );
         assert_eq!(
-            parse(br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#).unwrap_err(),
+            parse(br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#)
+                .expect_err("must be refused"),
             BadRequest::NoRequest
         );
     }

@@ -422,15 +422,17 @@ mod tests {
 
     #[test]
     fn errors_point_at_the_key() {
-        let e = WebhookConfig::from_json(&json!({"enforcement": {"x": "block"}})).unwrap_err();
+        let e = WebhookConfig::from_json(&json!({"enforcement": {"x": "block"}}))
+            .expect_err("must be refused");
         assert_eq!(e.pointer, "/enforcement/x");
         assert!(e.message.contains("deny, warn or audit"), "{e}");
-        let e = WebhookConfig::from_json(&json!({"limits": {"maxInFlight": 0}})).unwrap_err();
+        let e = WebhookConfig::from_json(&json!({"limits": {"maxInFlight": 0}}))
+            .expect_err("must be refused");
         assert_eq!(e.pointer, "/limits/maxInFlight");
-        let e = WebhookConfig::from_json(&json!({"dryrun": true})).unwrap_err();
+        let e = WebhookConfig::from_json(&json!({"dryrun": true})).expect_err("must be refused");
         assert!(e.message.contains("unknown key `webhook.dryrun`"), "{e}");
         let e = WebhookConfig::from_json(&json!({"mutations": {"gpuToleration": {"kye": "a"}}}))
-            .unwrap_err();
+            .expect_err("must be refused");
         assert_eq!(e.pointer, "/mutations/gpuToleration/kye");
     }
 }

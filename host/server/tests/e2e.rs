@@ -583,14 +583,16 @@ async fn enforcement_exclusions_and_dry_run() {
 }
 
 async fn wait_for(c: &mut Connection, metric: &str) {
+    let mut seen = false;
     for _ in 0..200 {
         let (_, body) = c.get("/metrics").await.expect("metrics");
         if String::from_utf8_lossy(&body).contains(metric) {
-            return;
+            seen = true;
+            break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("metric `{metric}` never appeared");
+    assert!(seen, "metric `{metric}` never appeared");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
