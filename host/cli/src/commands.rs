@@ -5,4 +5,5 @@ pub mod check;
 pub mod explain;
 pub mod new;
 pub mod policies;
+pub mod serve;
 pub mod test;

@@ -92,6 +92,8 @@ pub struct Config {
     /// Settings per policy name (built-in regions settings are derived from `regions`).
     pub settings: BTreeMap<String, Value>,
     pub ignore: Vec<Ignore>,
+    /// The `webhook:` section (used by `computeguard serve`).
+    pub webhook: computeguard_server::WebhookConfig,
 }
 
 /// A config error with its line.
@@ -145,13 +147,13 @@ impl Config {
             return Err(fail("", "the configuration must be a mapping".into()));
         };
         for key in root.keys() {
-            if !["asOf", "regions", "rules", "policies", "settings", "ignore"]
+            if !["asOf", "regions", "rules", "policies", "settings", "ignore", "webhook"]
                 .contains(&key.as_str())
             {
                 return Err(fail(
                     &format!("/{key}"),
                     format!(
-                        "unknown key `{key}`; expected asOf, regions, rules, policies, settings or ignore"
+                        "unknown key `{key}`; expected asOf, regions, rules, policies, settings, ignore or webhook"
                     ),
                 ));
             }
@@ -317,6 +319,20 @@ impl Config {
                     paths: set.build().map_err(|e| fail(&ptr, e.to_string()))?,
                     reason: reason.to_string(),
                 });
+            }
+        }
+        if let Some(w) = root.get("webhook") {
+            cfg.webhook = computeguard_server::WebhookConfig::from_json(w).map_err(|e| {
+                fail(
+                    &format!("/webhook{}", e.pointer),
+                    format!("webhook: {}", e.message),
+                )
+            })?;
+            for id in cfg.webhook.enforcement.keys() {
+                let line = pos
+                    .locate(&format!("/webhook/enforcement/{id}"))
+                    .map_or(0, |s| s.line);
+                cfg.rule_lines.push((id.clone(), line));
             }
         }
         Ok(cfg)

@@ -39,6 +39,8 @@ pub enum Command {
     Policies(commands::policies::PoliciesArgs),
     /// Scaffold a new rule pack.
     New(commands::new::NewArgs),
+    /// Run the Kubernetes admission webhook (HTTPS: /validate, /mutate, /healthz, /readyz, /metrics).
+    Serve(commands::serve::ServeArgs),
 }
 
 /// Outcome of a command, mapped to the exit code.
@@ -60,17 +62,7 @@ pub fn run() -> ExitCode {
             };
         }
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("COMPUTEGUARD_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(
-            std::io::IsTerminal::is_terminal(&std::io::stderr())
-                && std::env::var_os("NO_COLOR").is_none(),
-        )
-        .init();
+    init_logging(&cli.command);
     let result = match cli.command {
         Command::Check(a) => commands::check::run(a),
         Command::Build(a) => commands::build::run(a),
@@ -78,6 +70,7 @@ pub fn run() -> ExitCode {
         Command::Explain(a) => commands::explain::run(a),
         Command::Policies(a) => commands::policies::run(a),
         Command::New(a) => commands::new::run(a),
+        Command::Serve(a) => commands::serve::run(a),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
@@ -94,6 +87,31 @@ pub fn run() -> ExitCode {
             }
             ExitCode::from(2)
         }
+    }
+}
+
+/// Logs go to stderr, filtered by `COMPUTEGUARD_LOG` (default `warn`; `info` for
+/// `serve`, which logs one line per admission request). `serve --log-format json`
+/// writes one JSON object per line.
+fn init_logging(command: &Command) {
+    let (default, json) = match command {
+        Command::Serve(a) => ("info", a.log_format == commands::serve::LogFormat::Json),
+        _ => ("warn", false),
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("COMPUTEGUARD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().with_current_span(false).init();
+    } else {
+        builder
+            .with_ansi(
+                std::io::IsTerminal::is_terminal(&std::io::stderr())
+                    && std::env::var_os("NO_COLOR").is_none(),
+            )
+            .init();
     }
 }
 

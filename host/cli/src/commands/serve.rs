@@ -1,0 +1,146 @@
+//! `computeguard serve`: the admission webhook (see `docs/deploy.md`).
+
+use crate::config::{Config, Level, PolicyRef};
+use crate::{Outcome, load_config, policies};
+use computeguard_engine::{Engine, EngineConfig};
+use computeguard_server::{BoxError, Loader, PolicySet, ServeOptions, Server};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0:8443")]
+    pub addr: SocketAddr,
+    /// PEM certificate chain (re-read when the file changes).
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: PathBuf,
+    /// PEM private key (re-read when the file changes).
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: PathBuf,
+    /// Configuration file (default: computeguard.yaml found upward from the working directory).
+    /// Reloaded when it changes or on SIGHUP.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Extra policy: a rule pack (.yaml) or a component (.wasm), optionally pinned to a digest. Repeatable.
+    #[arg(long = "policy", value_parser = PolicyRef::parse, value_name = "FILE[@sha256:HEX]")]
+    pub policies: Vec<PolicyRef>,
+    /// Log format on stderr.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+    /// Seconds between checks of the certificate, config and policy files for changes.
+    #[arg(long, default_value_t = 2)]
+    pub watch_interval: u64,
+    /// Seconds in-flight requests may take to finish after SIGTERM.
+    #[arg(long, default_value_t = 20)]
+    pub shutdown_timeout: u64,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Loads `computeguard.yaml` and every policy, fresh each time (start and reload).
+struct CliLoader {
+    config: Option<PathBuf>,
+    extra: Vec<PolicyRef>,
+    watched: Mutex<Vec<PathBuf>>,
+}
+
+impl CliLoader {
+    fn files(config: &Config, extra: &[PolicyRef]) -> Vec<PathBuf> {
+        config
+            .path
+            .iter()
+            .cloned()
+            .chain(config.policies.iter().chain(extra).map(|p| p.path.clone()))
+            .collect()
+    }
+}
+
+impl Loader for CliLoader {
+    fn load(&self) -> Result<PolicySet, BoxError> {
+        let config = load_config(self.config.as_ref())?;
+        let webhook = config.webhook.clone();
+        // A new engine per generation: the evaluation deadline is part of the config.
+        let engine = Engine::new(EngineConfig {
+            deadline: webhook.limits.evaluation_timeout,
+            ..EngineConfig::default()
+        })?;
+        let loaded = policies::load_all(&engine, &config, &self.extra)?;
+        let levels = config
+            .rules
+            .iter()
+            .map(|(id, l)| {
+                let level = match l {
+                    Level::Error => computeguard_server::Level::Error,
+                    Level::Warning => computeguard_server::Level::Warning,
+                    Level::Info => computeguard_server::Level::Info,
+                    Level::Off => computeguard_server::Level::Off,
+                };
+                (id.clone(), level)
+            })
+            .collect();
+        if let Ok(mut w) = self.watched.lock() {
+            *w = Self::files(&config, &self.extra);
+        }
+        Ok(PolicySet {
+            policies: loaded
+                .into_iter()
+                .map(|l| computeguard_server::LoadedPolicy {
+                    policy: l.policy,
+                    settings: l.settings_text,
+                })
+                .collect(),
+            levels,
+            webhook,
+            as_of: config.as_of.clone(),
+        })
+    }
+
+    fn watched(&self) -> Vec<PathBuf> {
+        self.watched.lock().map(|w| w.clone()).unwrap_or_default()
+    }
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("computeguard-worker")
+        .build()?;
+    runtime.block_on(async move {
+        let mut options = ServeOptions::new(args.addr, args.tls_cert, args.tls_key);
+        options.watch_interval = Duration::from_secs(args.watch_interval.max(1));
+        options.shutdown_timeout = Duration::from_secs(args.shutdown_timeout);
+        let config_path = match &args.config {
+            Some(p) => Some(p.clone()),
+            None => std::env::current_dir()
+                .ok()
+                .and_then(|d| Config::discover(&d)),
+        };
+        let loader = Arc::new(CliLoader {
+            watched: Mutex::new(config_path.iter().cloned().collect()),
+            config: config_path,
+            extra: args.policies,
+        });
+        let server = Server::bind(options, loader).await?;
+        let reload = server.reload_handle();
+        #[cfg(unix)]
+        if let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        {
+            tokio::spawn(async move {
+                while hup.recv().await.is_some() {
+                    tracing::info!("SIGHUP: reloading");
+                    reload.reload();
+                }
+            });
+        }
+        server.run(computeguard_server::shutdown_signal()).await?;
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(Outcome::Clean)
+}

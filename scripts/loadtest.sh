@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Load test of the admission webhook on this machine: builds release binaries, starts
+# `computeguard serve` with a fresh certificate and every built-in rule, drives it with
+# the open-loop load generator, prints throughput and latency, and stops the server.
+#
+#   scripts/loadtest.sh [RATE] [SECONDS] [CONNECTIONS]     (defaults: 2000 20 8)
+#
+# Figures and how to read them: docs/benchmarks.md, "Webhook under load".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RATE=${1:-2000}
+SECONDS_=${2:-20}
+CONNS=${3:-8}
+WORK=$(mktemp -d)
+trap 'kill "${SERVER:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+rustup target add wasm32-wasip2 >/dev/null
+cargo build --release -p computeguard -p computeguard-server --example loadgen
+BIN=target/release/computeguard
+LOADGEN=target/release/examples/loadgen
+"$LOADGEN" certs "$WORK" >/dev/null
+# asOf pinned so results are reproducible; everything else is the default config.
+printf 'asOf: 2026-11-22\n' > "$WORK/computeguard.yaml"
+COMPUTEGUARD_CACHE_DIR="$WORK/cache" "$BIN" serve --addr 127.0.0.1:18443 \
+  --tls-cert "$WORK/tls.crt" --tls-key "$WORK/tls.key" --config "$WORK/computeguard.yaml" \
+  2> "$WORK/server.log" &
+SERVER=$!
+for _ in $(seq 1 100); do
+  if grep -q "webhook serving" "$WORK/server.log"; then break; fi
+  sleep 0.1
+done
+grep -q "webhook serving" "$WORK/server.log" || { cat "$WORK/server.log"; exit 1; }
+# Warm-up (connections, caches), then the measured run.
+"$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate 500 --seconds 2 --connections "$CONNS" >/dev/null
+"$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate "$RATE" --seconds "$SECONDS_" --connections "$CONNS"
+echo "server RSS: $(awk '/VmRSS/ {print $2, $3}' /proc/$SERVER/status) (peak $(awk '/VmHWM/ {print $2, $3}' /proc/$SERVER/status))"
