@@ -5,6 +5,7 @@ mod check;
 mod commands;
 mod corpus;
 mod deploy;
+mod formats_arm;
 mod formats_tf;
 mod sdk;
 

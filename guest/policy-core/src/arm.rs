@@ -633,15 +633,11 @@ fn split_name(raw: &Value, scope: &Scope) -> (Option<String>, Option<String>) {
                 && args.len() == 3
                 && args.first() == Some(&Expr::Str("{0}/{1}".into()))
             {
-                let own = scope
-                    .eval(&args[2], 0)
-                    .and_then(|v| v.as_str().map(str::to_string));
+                let own = name_part(&args[2], scope);
                 return (Some(key_of(&args[1])), own);
             }
             if f == "concat" && args.len() == 3 && args.get(1) == Some(&Expr::Str("/".into())) {
-                let own = scope
-                    .eval(&args[2], 0)
-                    .and_then(|v| v.as_str().map(str::to_string));
+                let own = name_part(&args[2], scope);
                 return (Some(key_of(&args[0])), own);
             }
         }
@@ -650,6 +646,14 @@ fn split_name(raw: &Value, scope: &Scope) -> (Option<String>, Option<String>) {
     match s.rsplit_once('/') {
         Some((p, n)) => (Some(p.to_string()), Some(n.to_string())),
         None => (None, Some(s.to_string())),
+    }
+}
+
+/// A name segment: its value, or `[expression]` when it is known only at deploy time.
+fn name_part(e: &Expr, scope: &Scope) -> Option<String> {
+    match scope.eval(e, 0) {
+        Some(Value::String(v)) => Some(v),
+        _ => Some(format!("[{}]", e.canonical())),
     }
 }
 
@@ -727,11 +731,7 @@ impl Walk {
                     .and_then(Value::as_str)
                     .map(str::to_string)
             })
-            .or_else(|| {
-                r.get("name")
-                    .and_then(Value::as_str)
-                    .map(|s| s.trim_matches(['[', ']']).to_string())
-            })
+            .or_else(|| r.get("name").and_then(Value::as_str).map(str::to_string))
             .unwrap_or_else(|| "<unnamed>".into());
         let parent_index = parent.as_ref().map(|(i, _)| *i);
         let mut this_parent = None;
@@ -1075,6 +1075,90 @@ fn compute(res: &Resolved, ptr: &str, name: &str) -> Option<Resource> {
     Some(r)
 }
 
+/// Azure Service Operator v2 `machinelearningservices.azure.com` objects: `Workspace` (an
+/// `aml-workspace` with its location) and `WorkspacesCompute`, whose `spec` is the ARM
+/// resource body. ASO writes the compute's properties either ARM-style
+/// (`spec.properties.computeType` + `spec.properties.properties`) or as the one-of union
+/// (`spec.properties.amlCompute.properties`, `computeInstance`, `kubernetes`, `aks`); both are
+/// read. The owner workspace is another object, so `parentRegion` stays unknown.
+pub(crate) fn normalize_aso_ml(
+    doc: &Value,
+    kind: &str,
+    base: &str,
+    template: Resource,
+) -> Vec<Resource> {
+    let Some(spec) = doc.get("spec") else {
+        return Vec::new();
+    };
+    let spec_ptr = format!("{base}/spec");
+    let name = spec
+        .get("azureName")
+        .and_then(Value::as_str)
+        .map_or_else(|| template.name.clone(), str::to_string);
+    let labels_of = |r: &mut Resource| {
+        for (k, v) in &template.labels {
+            r.labels.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        for (k, v) in &template.fields {
+            r.fields.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    };
+    let resolved = |value: Value| Resolved {
+        value,
+        unresolved: BTreeSet::new(),
+    };
+    match kind {
+        "Workspace" => {
+            let res = resolved(spec.clone());
+            let mut ws = base_resource(&res, &spec_ptr, "aml-workspace", "Workspace", &name);
+            labels_of(&mut ws);
+            read_location(&mut ws, &res, &spec_ptr, "/location");
+            resolve_intent(&mut ws, "unknown");
+            vec![ws]
+        }
+        "WorkspacesCompute" => {
+            let props = spec.get("properties");
+            let union = ["amlCompute", "computeInstance", "kubernetes", "aks"]
+                .into_iter()
+                .find(|k| props.and_then(|p| p.get(*k)).is_some_and(Value::is_object));
+            let mut body = spec.clone();
+            if let (Some(key), Some(m)) = (union, body.as_object_mut()) {
+                let mut inner = props
+                    .and_then(|p| p.get(key))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                if let Some(o) = inner.as_object_mut() {
+                    let ty = match key {
+                        "amlCompute" => "AmlCompute",
+                        "computeInstance" => "ComputeInstance",
+                        "kubernetes" => "Kubernetes",
+                        _ => "AKS",
+                    };
+                    o.entry("computeType")
+                        .or_insert_with(|| Value::String(ty.into()));
+                }
+                m.insert("properties".into(), inner);
+            }
+            let Some(mut c) = compute(&resolved(body), &spec_ptr, &name) else {
+                return Vec::new();
+            };
+            if let Some(key) = union {
+                let from = format!("{spec_ptr}/properties");
+                for p in c.fields.values_mut() {
+                    if let Some(rest) = p.strip_prefix(&from) {
+                        *p = format!("{from}/{key}{rest}");
+                    }
+                }
+            }
+            labels_of(&mut c);
+            let workload = c.workload.clone();
+            resolve_intent(&mut c, &workload);
+            vec![c]
+        }
+        _ => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1342,5 +1426,53 @@ mod tests {
         );
         assert!(!recognise(&json!({"parameters": {"x": {"value": 1}}})));
         assert!(!recognise(&json!({"resources": []})));
+    }
+
+    #[test]
+    fn aso_workspaces_compute_reads_union_and_arm_style_properties() {
+        let union = json!({"apiVersion": "machinelearningservices.azure.com/v1api20240401", "kind": "WorkspacesCompute",
+            "metadata": {"name": "gpu", "namespace": "ml", "labels": {"team": "a"}},
+            "spec": {"location": "eastus", "owner": {"name": "ws"},
+                     "properties": {"amlCompute": {"properties": {"vmSize": "Standard_NC6",
+                         "scaleSettings": {"minNodeCount": 1, "maxNodeCount": 2}}}}}});
+        let r = crate::model::normalize(&union, crate::model::Source::Kubernetes).remove(0);
+        assert_eq!(
+            (r.kind.as_str(), r.sku.as_deref(), r.min_nodes),
+            ("aml-compute-cluster", Some("Standard_NC6"), Some(1))
+        );
+        assert_eq!(
+            r.fields["sku"],
+            "/spec/properties/amlCompute/properties/vmSize"
+        );
+        assert_eq!(r.fields["region"], "/spec/location");
+        assert_eq!(r.labels.get("team").map(String::as_str), Some("a"));
+        let arm_style = json!({"apiVersion": "machinelearningservices.azure.com/v1api20210701", "kind": "WorkspacesCompute",
+            "metadata": {"name": "ci"},
+            "spec": {"azureName": "dev-box", "properties": {"computeType": "ComputeInstance",
+                     "properties": {"vmSize": "Standard_NC4as_T4_v3"}}}});
+        let r = crate::model::normalize(&arm_style, crate::model::Source::Unknown).remove(0);
+        assert_eq!(
+            (r.kind.as_str(), r.name.as_str(), r.workload.as_str()),
+            ("aml-compute-instance", "dev-box", "interactive")
+        );
+        assert_eq!(r.fields["sku"], "/spec/properties/properties/vmSize");
+        let ws = json!({"apiVersion": "machinelearningservices.azure.com/v1api20240401", "kind": "Workspace",
+            "metadata": {"name": "ws"}, "spec": {"location": "West Europe"}});
+        let r = crate::model::normalize(&ws, crate::model::Source::Unknown).remove(0);
+        assert_eq!(
+            (r.kind.as_str(), r.region.as_deref()),
+            ("aml-workspace", Some("westeurope"))
+        );
+    }
+
+    #[test]
+    fn aml_cli_kubernetes_compute_is_recognised() {
+        let doc = json!({"name": "k8s", "type": "kubernetes", "namespace": "azureml",
+            "resource_id": "/subscriptions/x/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/aks"});
+        let r = crate::model::normalize(&doc, crate::model::Source::AzureMl).remove(0);
+        assert_eq!(
+            (r.kind.as_str(), r.sku.as_deref()),
+            ("aml-kubernetes-compute", None)
+        );
     }
 }

@@ -373,6 +373,9 @@ fn normalize_kubernetes(doc: &Value, base: &str) -> Vec<Resource> {
     if api.starts_with("containerservice.azure.com/") {
         return normalize_aso_aks(doc, kind, base, r);
     }
+    if api.starts_with("machinelearningservices.azure.com/") {
+        return arm::normalize_aso_ml(doc, kind, base, r);
+    }
 
     if api.starts_with("kaito.sh/") {
         return normalize_kaito_other(doc, kind, base, r);
@@ -816,6 +819,11 @@ fn normalize_azure_ml(doc: &Value) -> Option<Resource> {
         || (has("endpoint_name") && has("instance_type"))
     {
         ("aml-online-deployment", "inference")
+    } else if ty == "kubernetes"
+        && (has("resource_id") || schema.contains("kubernetescompute.schema"))
+    {
+        // Attached Kubernetes compute: a cluster that Azure ML schedules on; no VM size.
+        ("aml-kubernetes-compute", "unknown")
     } else if schema.contains("batchdeployment.schema")
         || (has("endpoint_name") && (has("compute") || has("mini_batch_size")))
     {
@@ -872,6 +880,7 @@ fn normalize_azure_ml(doc: &Value) -> Option<Resource> {
                 r.fields.insert("priority".into(), "/tier".into());
             }
         }
+        "aml-kubernetes-compute" => {}
         "aml-online-deployment" => {
             if let Some(t) = str_at(doc, "/instance_type") {
                 // Kubernetes online deployments name a cluster instance type, not a VM size.

@@ -4,7 +4,7 @@
 use crate::config::{Config, Level};
 use crate::policies::Loaded;
 use crate::report::{FileError, Finding, Report, ResourceRef, Severity};
-use computeguard_decode::{Document, decode_json, decode_yaml};
+use computeguard_decode::{Document, decode_bicep, decode_json, decode_yaml};
 use computeguard_engine::Request;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 mod terraform;
 
 /// Extensions `check` reads.
-pub const SUPPORTED: &[&str] = &["yaml", "yml", "json", "tf", "tfvars"];
+pub const SUPPORTED: &[&str] = &["yaml", "yml", "json", "bicep", "tf", "tfvars"];
 
 /// Marker of an inline suppression: `# computeguard:ignore <rule-id> <reason>`.
 pub const IGNORE_MARKER: &str = "computeguard:ignore";
@@ -65,6 +65,12 @@ pub fn collect(paths: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Skipped)> {
     files.sort();
     files.dedup();
     Ok((files, skipped))
+}
+
+/// A Bicep file: decoded to the ARM template shape (`source-kind` `bicep`).
+fn is_bicep(p: &Path) -> bool {
+    p.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("bicep"))
 }
 
 fn supported(p: &Path) -> bool {
@@ -138,8 +144,11 @@ impl Scan<'_> {
             );
             return out;
         }
+        let is_bicep = is_bicep(path);
         let decoded = if let Some(kind) = terraform_kind {
             terraform::decode(path, &text, kind).map(|d| vec![d])
+        } else if is_bicep {
+            decode_bicep(&text).map(|d| vec![d])
         } else if is_json {
             decode_json(&text).map(|d| vec![d])
         } else {
@@ -154,7 +163,9 @@ impl Scan<'_> {
                 return out;
             }
             Err(e) => {
-                let what = if terraform_kind == Some(terraform::Kind::Hcl) {
+                let what = if is_bicep {
+                    "Bicep"
+                } else if terraform_kind == Some(terraform::Kind::Hcl) {
                     "HCL"
                 } else if is_json {
                     "JSON"
@@ -172,6 +183,7 @@ impl Scan<'_> {
                             .strip_prefix("invalid yaml: ")
                             .or_else(|| e.message.strip_prefix("invalid json: "))
                             .or_else(|| e.message.strip_prefix("invalid hcl: "))
+                            .or_else(|| e.message.strip_prefix("invalid bicep: "))
                             .unwrap_or(&e.message)
                     ),
                 });
@@ -204,6 +216,9 @@ impl Scan<'_> {
         let mut recognised = 0;
         for loaded in self.policies {
             let mut request = Request::new(json.clone(), self.as_of.clone());
+            if is_bicep(path) {
+                request.source_kind = computeguard_engine::SourceKind::Bicep;
+            }
             request.settings.clone_from(&loaded.settings_text);
             let response = match loaded.policy.evaluate(&request) {
                 Ok(r) => r,

@@ -94,7 +94,12 @@ fn syntax_error(root: TsNode, text: &str, lines: &LineIndex) -> DecodeError {
                 if token.is_empty() {
                     format!("invalid bicep: unexpected end of input in {parent}")
                 } else {
-                    format!("invalid bicep: unexpected `{token}` in {parent}")
+                    let hint = match parent.as_str() {
+                        "object" => "; expected `name: value` or `}`",
+                        "array" => "; expected a value or `]`",
+                        _ => "",
+                    };
+                    format!("invalid bicep: unexpected `{token}` in {parent}{hint}")
                 },
             );
         }
@@ -1022,5 +1027,19 @@ module m 'child.bicep' = {
         assert!(matches!(err, Some((l, true)) if l >= 2), "{err:?}");
         let err = decode_bicep("param = 3\n").err().map(|e| e.line);
         assert_eq!(err, Some(1));
+    }
+
+    proptest::proptest! {
+        /// Any text, and especially near-Bicep text, decodes or fails with an error; it never
+        /// panics, and every recorded position lies inside the text.
+        #[test]
+        fn decoding_never_panics(text in "(param|var|resource|module|[a-z]{1,4}|'[^']{0,6}'|\\$\\{|[{}()\\[\\]:=.,?!@]|[0-9]{1,3}| |\n|//[a-z ]{0,5}\n){0,40}") {
+            if let Ok(doc) = decode_bicep(&text) {
+                let lines = u32::try_from(text.lines().count().max(1)).unwrap_or(u32::MAX);
+                if let Some(span) = doc.positions.get("") {
+                    proptest::prop_assert!(span.line <= lines + 1);
+                }
+            }
+        }
     }
 }
