@@ -1,13 +1,18 @@
 //! End-to-end tests: run the real `computeguard` binary on fixture files and
 //! assert the exact findings, exit codes and messages.
 
+mod baseline;
 mod check;
 mod commands;
 mod corpus;
 mod deploy;
 mod formats_arm;
+mod formats_out;
 mod formats_tf;
+mod init;
 mod sdk;
+mod serve;
+mod suppress;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -3,6 +3,7 @@
 pub mod build;
 pub mod check;
 pub mod explain;
+pub mod init;
 pub mod new;
 pub mod policies;
 pub mod serve;

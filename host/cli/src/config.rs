@@ -73,6 +73,9 @@ fn check_digest(d: &str) -> Result<String, String> {
 pub struct Ignore {
     pub rule: String,
     pub paths: globset::GlobSet,
+    /// RFC 6901 JSON pointer: only findings at this field or below it (for JSON files,
+    /// which have no comments for inline suppressions).
+    pub pointer: Option<String>,
     pub reason: String,
 }
 
@@ -278,7 +281,7 @@ impl Config {
             let Some(list) = i.as_array() else {
                 return Err(fail(
                     "/ignore",
-                    "`ignore` must be a list of {rule, paths, reason}".into(),
+                    "`ignore` must be a list of {rule, paths, pointer, reason}".into(),
                 ));
             };
             for (n, entry) in list.iter().enumerate() {
@@ -310,6 +313,16 @@ impl Config {
                     })?;
                 let mut set = globset::GlobSetBuilder::new();
                 for g in &globs {
+                let pointer = match obj.get("pointer") {
+                    None => None,
+                    Some(Value::String(p)) if p.is_empty() || p.starts_with('/') => Some(p.clone()),
+                    Some(_) => {
+                        return Err(fail(
+                            &format!("{ptr}/pointer"),
+                            "`pointer` must be a JSON pointer such as `/resources/0/properties/vmSize`".into(),
+                        ));
+                    }
+                };
                     set.add(globset::Glob::new(g).map_err(|e| {
                         fail(&format!("{ptr}/paths"), format!("bad glob `{g}`: {e}"))
                     })?);
@@ -319,6 +332,7 @@ impl Config {
                     paths: set.build().map_err(|e| fail(&ptr, e.to_string()))?,
                     reason: reason.to_string(),
                 });
+                    pointer,
             }
         }
         if let Some(w) = root.get("webhook") {
@@ -357,9 +371,10 @@ impl Config {
         Value::Object(s)
     }
 
-    /// Whether a config `ignore:` entry silences `rule` for `path` (relative to the config).
+    /// Whether a config `ignore:` entry silences `rule` for `path` (relative to the config)
+    /// at the JSON pointer `at` (an entry's `pointer` matches that field and below it).
     /// Globs are relative to the directory of the config file, wherever `check` runs from.
-    pub fn ignored(&self, rule: &str, path: &Path) -> Option<&Ignore> {
+    pub fn ignored(&self, rule: &str, path: &Path, at: &str) -> Option<&Ignore> {
         if self.ignore.is_empty() {
             return None;
         }
@@ -373,9 +388,12 @@ impl Config {
             None => abs(Path::new(".")),
         };
         let rel = file.strip_prefix(&base).unwrap_or(&file);
-        self.ignore
-            .iter()
-            .find(|i| i.rule == rule && i.paths.is_match(rel))
+        let under = |p: &str| {
+            at == p || p.is_empty() || at.strip_prefix(p).is_some_and(|rest| rest.starts_with('/'))
+        };
+        self.ignore.iter().find(|i| {
+            i.rule == rule && i.paths.is_match(rel) && i.pointer.as_deref().is_none_or(under)
+        })
     }
 
     /// Rule ids named in `rules:` or `ignore:` that no loaded policy defines, with their
@@ -383,7 +401,7 @@ impl Config {
     pub fn unknown_rules<'a>(&'a self, known: &[String]) -> Vec<(&'a str, u32)> {
         self.rule_lines
             .iter()
-            .filter(|(id, _)| !known.contains(id))
+            .filter(|(id, _)| !known.contains(id) && id != crate::suppress::MISSING_REASON_RULE)
             .map(|(id, line)| (id.as_str(), *line))
             .collect()
     }
@@ -411,11 +429,11 @@ mod tests {
             serde_json::json!({"regions": {"allowed": ["eastus", "West Europe"]}})
         );
         assert!(
-            c.ignored("min-nodes-zero", Path::new("/repo/infra/legacy/a.yml"))
+            c.ignored("min-nodes-zero", Path::new("/repo/infra/legacy/a.yml"), "")
                 .is_some()
         );
         assert!(
-            c.ignored("min-nodes-zero", Path::new("/repo/infra/new/a.yml"))
+            c.ignored("min-nodes-zero", Path::new("/repo/infra/new/a.yml"), "")
                 .is_none()
         );
         let known = vec!["min-nodes-zero".to_string()];
@@ -425,6 +443,33 @@ mod tests {
 
     #[test]
     fn errors_name_file_and_line() {
+    #[test]
+    fn ignore_pointer_covers_the_field_and_below() -> Result<()> {
+        let text = "ignore:\n  - rule: sku-retired\n    paths: [\"arm/*.json\"]\n    pointer: /resources/0/properties\n    reason: replaced in Q3\n";
+        let c = Config::parse(Path::new("/repo/computeguard.yaml"), text)?;
+        let file = Path::new("/repo/arm/gpu.json");
+        for (at, expect) in [
+            ("/resources/0/properties", true),
+            ("/resources/0/properties/hardwareProfile/vmSize", true),
+            ("/resources/0/propertiesX", false),
+            ("/resources/1/properties/vmSize", false),
+            ("", false),
+        ] {
+            assert_eq!(c.ignored("sku-retired", file, at).is_some(), expect, "{at}");
+        }
+        let err = Config::parse(
+            Path::new("cg.yaml"),
+            "ignore:\n  - rule: x\n    pointer: resources/0\n    reason: r\n",
+        )
+        .expect_err("bad pointer");
+        assert!(
+            err.to_string()
+                .starts_with("cg.yaml:3:5: `pointer` must be a JSON pointer"),
+            "{err}"
+        );
+        Ok(())
+    }
+
         let err =
             Config::parse(Path::new("cg.yaml"), "regions:\n  allowed: eastus\n").expect_err("bad");
         assert_eq!(

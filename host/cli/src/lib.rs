@@ -4,11 +4,14 @@
 //! 1 findings at or above it (or failing pack tests); 2 usage error,
 //! unreadable/invalid input or a broken policy.
 
+pub mod baseline;
 mod commands;
 pub mod config;
 pub mod policies;
+pub mod progress;
 pub mod report;
 pub mod scan;
+pub mod suppress;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -41,6 +44,8 @@ pub enum Command {
     New(commands::new::NewArgs),
     /// Run the Kubernetes admission webhook (HTTPS: /validate, /mutate, /healthz, /readyz, /metrics).
     Serve(commands::serve::ServeArgs),
+    /// Write a commented starter computeguard.yaml.
+    Init(commands::init::InitArgs),
 }
 
 /// Outcome of a command, mapped to the exit code.
@@ -71,6 +76,7 @@ pub fn run() -> ExitCode {
         Command::Policies(a) => commands::policies::run(a),
         Command::New(a) => commands::new::run(a),
         Command::Serve(a) => commands::serve::run(a),
+        Command::Init(a) => commands::init::run(a),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,

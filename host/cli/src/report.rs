@@ -1,7 +1,11 @@
 //! One report model, several renderers: `text` (people), `json` (machines, the
-//! contract in DESIGN.md), `github` (workflow annotations).
+//! contract in DESIGN.md), `github` (workflow annotations), `sarif` (code
+//! scanning, in `report/sarif.rs`) and `junit` (CI test reports, `report/junit.rs`).
 
-use serde::Serialize;
+mod junit;
+mod sarif;
+
+use serde::{Deserialize, Serialize};
 use std::io::Write;
 
 /// How serious a finding is after configuration overrides.
@@ -37,7 +41,7 @@ impl Severity {
     }
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ResourceRef {
     pub kind: String,
     pub name: String,
@@ -61,6 +65,70 @@ pub struct Finding {
     pub document: usize,
     #[serde(skip)]
     pub source_line: Option<String>,
+    /// Shown only with `--show-suppressed`; `true` when `suppression` is set.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub suppressed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suppression: Option<Suppression>,
+}
+
+impl Finding {
+    /// Marks the finding as suppressed.
+    pub fn suppress(mut self, kind: SuppressionKind, reason: impl Into<String>) -> Finding {
+        self.suppressed = true;
+        self.suppression = Some(Suppression {
+            kind,
+            reason: reason.into(),
+        });
+        self
+    }
+}
+
+/// Why a finding is not counted.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Suppression {
+    pub kind: SuppressionKind,
+    pub reason: String,
+}
+
+/// Where a suppression comes from.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SuppressionKind {
+    /// A `computeguard:ignore` comment in the file.
+    Inline,
+    /// An `ignore:` entry of the configuration.
+    Config,
+    /// An entry of the `--baseline` file.
+    Baseline,
+}
+
+/// What a rule is, for formats that describe rules (SARIF `tool.driver.rules`).
+#[derive(Clone, Debug)]
+pub struct RuleDoc {
+    pub id: String,
+    pub severity: Severity,
+    pub description: String,
+    pub rationale: String,
+    pub remediation: String,
+    pub policy: String,
+    /// Documented under `docs/rules/<id>.md` of this repository.
+    pub documented: bool,
+}
+
+impl RuleDoc {
+    /// The rule reported for an incomplete inline suppression.
+    pub fn missing_reason() -> RuleDoc {
+        RuleDoc {
+            id: crate::suppress::MISSING_REASON_RULE.into(),
+            severity: Severity::Warning,
+            description: crate::suppress::MISSING_REASON_DESCRIPTION.into(),
+            rationale: "A suppression that does not say why cannot be reviewed, and one that names no rule would silence everything; computeguard ignores it and says so.".into(),
+            remediation: crate::suppress::MISSING_REASON_REMEDIATION.into(),
+            policy: "computeguard".into(),
+            documented: true,
+        }
+    }
 }
 
 /// A file that could not be checked, or a policy that failed on it.
@@ -80,6 +148,8 @@ pub struct Summary {
     pub warnings: usize,
     pub infos: usize,
     pub suppressed: usize,
+    /// Findings matched by the `--baseline` file.
+    pub baselined: usize,
     #[serde(rename = "failedFiles")]
     pub failed_files: usize,
     #[serde(rename = "skippedFiles")]
@@ -95,6 +165,15 @@ pub struct Report {
     pub summary: Summary,
     #[serde(skip)]
     pub skipped: Vec<(String, String)>,
+    /// Findings silenced by an inline comment, `ignore:` or the baseline.
+    #[serde(skip)]
+    pub suppressed: Vec<Finding>,
+    /// Every rule of the loaded policies (SARIF lists them).
+    #[serde(skip)]
+    pub rules: Vec<RuleDoc>,
+    /// Files that were read (JUnit lists the clean ones as passing test cases).
+    #[serde(skip)]
+    pub checked: Vec<String>,
 }
 
 /// Output format of `check`.
@@ -103,6 +182,48 @@ pub enum Format {
     Text,
     Json,
     Github,
+    Sarif,
+    Junit,
+}
+
+/// How to render a report.
+#[derive(Clone, Copy, Debug)]
+pub struct RenderOptions {
+    /// ANSI colours (text only).
+    pub color: bool,
+    /// List skipped files (text only).
+    pub verbose: bool,
+    /// Include suppressed findings, marked as such.
+    pub show_suppressed: bool,
+    /// The `--fail-on` threshold: JUnit reports findings below it as passing cases.
+    pub fail_on: Severity,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            color: false,
+            verbose: false,
+            show_suppressed: false,
+            fail_on: Severity::Error,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonView<'a> {
+    findings: Vec<&'a Finding>,
+    errors: &'a [FileError],
+    summary: &'a Summary,
+}
+
+fn finding_order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
+    (a.file.as_str(), a.line, a.column, a.rule.as_str()).cmp(&(
+        b.file.as_str(),
+        b.line,
+        b.column,
+        b.rule.as_str(),
+    ))
 }
 
 struct Style {
@@ -121,14 +242,9 @@ impl Style {
 
 impl Report {
     pub fn finish(&mut self) {
-        self.findings.sort_by(|a, b| {
-            (a.file.as_str(), a.line, a.column, a.rule.as_str()).cmp(&(
-                b.file.as_str(),
-                b.line,
-                b.column,
-                b.rule.as_str(),
-            ))
-        });
+        self.findings.sort_by(finding_order);
+        self.suppressed.sort_by(finding_order);
+        self.checked.sort();
         self.errors
             .sort_by(|a, b| (a.file.as_str(), a.line).cmp(&(b.file.as_str(), b.line)));
         let s = &mut self.summary;
@@ -153,68 +269,123 @@ impl Report {
             files.len()
         };
         s.skipped_files = self.skipped.len();
+        s.suppressed = self
+            .suppressed
+            .iter()
+            .filter(|f| {
+                f.suppression
+                    .as_ref()
+                    .is_some_and(|x| x.kind != SuppressionKind::Baseline)
+            })
+            .count();
+        s.baselined = self.suppressed.len() - s.suppressed;
+    }
+
+    /// Moves the findings in `baseline` to the suppressed ones.
+    pub fn apply_baseline(&mut self, baseline: &crate::baseline::Baseline, file: &str) {
+        let mut matcher = baseline.matcher();
+        let (old, new): (Vec<Finding>, Vec<Finding>) = std::mem::take(&mut self.findings)
+            .into_iter()
+            .partition(|f| matcher.take(f));
+        self.findings = new;
+        self.suppressed.extend(
+            old.into_iter()
+                .map(|f| f.suppress(SuppressionKind::Baseline, format!("in baseline {file}"))),
+        );
+        self.finish();
+    }
+
+    /// The findings to show: the counted ones, plus the suppressed ones if asked, in order.
+    pub fn visible(&self, show_suppressed: bool) -> Vec<&Finding> {
+        let mut v: Vec<&Finding> = self.findings.iter().collect();
+        if show_suppressed {
+            v.extend(self.suppressed.iter());
+            v.sort_by(|a, b| finding_order(a, b));
+        }
+        v
     }
 
     pub fn render(
         &self,
         format: Format,
-        color: bool,
-        verbose: bool,
+        opts: &RenderOptions,
         out: &mut dyn Write,
     ) -> std::io::Result<()> {
         match format {
             Format::Json => {
-                serde_json::to_writer_pretty(&mut *out, self).map_err(|e| {
-                    match e.io_error_kind() {
-                        Some(kind) => std::io::Error::from(kind),
-                        None => std::io::Error::other(e),
-                    }
-                })?;
-                writeln!(out)
+                let view = JsonView {
+                    findings: self.visible(opts.show_suppressed),
+                    errors: &self.errors,
+                    summary: &self.summary,
+                };
+                write_json(&view, out)
             }
-            Format::Github => {
-                for f in &self.findings {
-                    let level = match f.severity {
-                        Severity::Error => "error",
-                        Severity::Warning => "warning",
-                        Severity::Info => "notice",
-                    };
-                    writeln!(
-                        out,
-                        "::{level} file={},line={},col={},title=computeguard {}::{}",
-                        esc_prop(&f.file),
-                        f.line,
-                        f.column.max(1),
-                        esc_prop(&f.rule),
-                        esc_data(&format!("{} Fix: {}", f.message, f.remediation))
-                    )?;
-                }
-                for e in &self.errors {
-                    writeln!(
-                        out,
-                        "::error file={},line={},title=computeguard::{}",
-                        esc_prop(&e.file),
-                        e.line.max(1),
-                        esc_data(&e.message)
-                    )?;
-                }
-                Ok(())
-            }
-            Format::Text => self.render_text(&Style { on: color }, verbose, out),
+            Format::Github => self.render_github(opts, out),
+            Format::Sarif => write_json(&sarif::log(self, opts), out),
+            Format::Junit => junit::render(self, opts, out),
+            Format::Text => self.render_text(&Style { on: opts.color }, opts, out),
         }
     }
 
-    fn render_text(&self, st: &Style, verbose: bool, out: &mut dyn Write) -> std::io::Result<()> {
-        for f in &self.findings {
+    fn render_github(&self, opts: &RenderOptions, out: &mut dyn Write) -> std::io::Result<()> {
+        for f in self.visible(opts.show_suppressed) {
+            let level = match (&f.suppression, f.severity) {
+                (Some(_), _) => "notice",
+                (None, Severity::Error) => "error",
+                (None, Severity::Warning) => "warning",
+                (None, Severity::Info) => "notice",
+            };
+            let mut title = format!("computeguard {}", f.rule);
+            let mut text = format!("{} Fix: {}", f.message, f.remediation);
+            if let Some(s) = &f.suppression {
+                title.push_str(" (suppressed)");
+                text = format!("{text} (suppressed: {})", s.reason);
+            }
+            let mut props = format!("file={}", esc_prop(&f.file));
+            if f.line > 0 {
+                props.push_str(&format!(",line={},col={}", f.line, f.column.max(1)));
+            }
+            writeln!(
+                out,
+                "::{level} {props},title={}::{}",
+                esc_prop(&title),
+                esc_data(&text)
+            )?;
+        }
+        for e in &self.errors {
+            writeln!(
+                out,
+                "::error file={},line={},title=computeguard::{}",
+                esc_prop(&e.file),
+                e.line.max(1),
+                esc_data(&e.message)
+            )?;
+        }
+        Ok(())
+    }
+
+    fn render_text(
+        &self,
+        st: &Style,
+        opts: &RenderOptions,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let verbose = opts.verbose;
+        for f in self.visible(opts.show_suppressed) {
             let (code, label) = match f.severity {
                 Severity::Error => ("1;31", "error"),
                 Severity::Warning => ("1;33", "warning"),
                 Severity::Info => ("1;36", "info"),
             };
+            let (code, mark) = if f.suppressed {
+                ("2", " (suppressed)")
+            } else {
+                (code, "")
+            };
             writeln!(
                 out,
                 "{}{} {}",
-                st.paint(code, &format!("{label}[{}]", f.rule)),
+                st.paint(code, &format!("{label}[{}]{mark}", f.rule)),
                 st.paint("1", ":"),
                 st.paint("1", &f.message)
             )?;
@@ -258,6 +429,19 @@ impl Report {
                 )?;
             }
             writeln!(out, "  {} fix: {}", st.paint("34", "="), f.remediation)?;
+            if let Some(s) = &f.suppression {
+                let how = match s.kind {
+                    SuppressionKind::Inline => "by an inline comment",
+                    SuppressionKind::Config => "by the configuration",
+                    SuppressionKind::Baseline => "by the baseline",
+                };
+                writeln!(
+                    out,
+                    "  {} suppressed {how}: {}",
+                    st.paint("34", "="),
+                    s.reason
+                )?;
+            }
             writeln!(out)?;
         }
         for e in &self.errors {
@@ -295,6 +479,9 @@ impl Report {
         if s.suppressed > 0 {
             line.push_str(&format!("; {} suppressed", s.suppressed));
         }
+        if s.baselined > 0 {
+            line.push_str(&format!("; {} in the baseline", s.baselined));
+        }
         if s.failed_files > 0 {
             line.push_str(&format!(
                 "; {} could not be checked",
@@ -317,6 +504,14 @@ impl Report {
         };
         writeln!(out, "{} {line}", st.paint(code, "computeguard:"))
     }
+}
+
+fn write_json(value: &impl Serialize, out: &mut dyn Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(|e| match e.io_error_kind() {
+        Some(kind) => std::io::Error::from(kind),
+        None => std::io::Error::other(e),
+    })?;
+    writeln!(out)
 }
 
 fn esc_data(s: &str) -> String {

@@ -3,7 +3,8 @@
 
 use crate::config::{Config, Level};
 use crate::policies::Loaded;
-use crate::report::{FileError, Finding, Report, ResourceRef, Severity};
+use crate::report::{FileError, Finding, Report, ResourceRef, Severity, SuppressionKind};
+use crate::suppress::{Directives, MISSING_REASON_RULE};
 use computeguard_decode::{Document, decode_bicep, decode_json, decode_yaml};
 use computeguard_engine::Request;
 use rayon::prelude::*;
@@ -15,7 +16,7 @@ mod terraform;
 pub const SUPPORTED: &[&str] = &["yaml", "yml", "json", "bicep", "tf", "tfvars"];
 
 /// Marker of an inline suppression: `# computeguard:ignore <rule-id> <reason>`.
-pub const IGNORE_MARKER: &str = "computeguard:ignore";
+pub use crate::suppress::IGNORE_MARKER;
 
 pub struct Scan<'a> {
     pub policies: &'a [Loaded],
@@ -86,13 +87,22 @@ struct FileResult {
     errors: Vec<FileError>,
     documents: usize,
     resources: usize,
-    suppressed: usize,
+    suppressed: Vec<Finding>,
     skipped: Option<String>,
 }
 
 impl Scan<'_> {
     pub fn run(&self, files: &[PathBuf], mut report: Report) -> Report {
-        let results: Vec<FileResult> = files.par_iter().map(|f| self.file(f)).collect();
+        let progress = crate::progress::Progress::new(files.len());
+        let results: Vec<FileResult> = files
+            .par_iter()
+            .map(|f| {
+                let r = self.file(f);
+                progress.tick(&f.display().to_string());
+                r
+            })
+            .collect();
+        progress.finish();
         report.summary.files = files.len();
         report.summary.as_of = self.as_of.clone();
         for (path, r) in files.iter().zip(results) {
@@ -100,9 +110,11 @@ impl Scan<'_> {
             report.errors.extend(r.errors);
             report.summary.documents += r.documents;
             report.summary.resources += r.resources;
-            report.summary.suppressed += r.suppressed;
+            report.suppressed.extend(r.suppressed);
             if let Some(why) = r.skipped {
                 report.skipped.push((path.display().to_string(), why));
+            } else {
+                report.checked.push(path.display().to_string());
             }
         }
         report.finish();
@@ -191,9 +203,11 @@ impl Scan<'_> {
             }
         };
         let lines: Vec<&str> = text.lines().collect();
+        let directives = Directives::parse(path, &text);
         for doc in &docs {
-            self.document(path, &name, &lines, doc, &mut out);
+            self.document(path, &name, &lines, &directives, doc, &mut out);
         }
+        self.incomplete_suppressions(&name, &directives, &mut out);
         if out.resources == 0 && out.errors.is_empty() {
             out.skipped = Some("no compute resources recognised".into());
         }
@@ -205,6 +219,7 @@ impl Scan<'_> {
         path: &Path,
         name: &str,
         lines: &[&str],
+        directives: &Directives,
         doc: &Document,
         out: &mut FileResult,
     ) {
@@ -243,13 +258,17 @@ impl Scan<'_> {
                 };
                 let span = doc.positions.locate(&v.path);
                 let (line, column) = span.map_or((0, 0), |s| (s.line, s.column));
-                if inline_ignored(lines, line, &v.rule)
-                    || self.config.ignored(&v.rule, path).is_some()
-                {
-                    out.suppressed += 1;
-                    continue;
-                }
-                out.findings.push(Finding {
+                let suppression = match directives.find(line, &v.rule) {
+                    Some(d) => Some((
+                        SuppressionKind::Inline,
+                        d.reason.clone().unwrap_or_default(),
+                    )),
+                    None => self
+                        .config
+                        .ignored(&v.rule, path, &v.path)
+                        .map(|i| (SuppressionKind::Config, i.reason.clone())),
+                };
+                let finding = Finding {
                     rule: v.rule,
                     severity,
                     message: v.message,
@@ -267,49 +286,55 @@ impl Scan<'_> {
                     source_line: (line > 0)
                         .then(|| lines.get(line as usize - 1).map(|l| l.to_string()))
                         .flatten(),
-                });
+                    suppressed: false,
+                    suppression: None,
+                };
+                match suppression {
+                    Some((kind, reason)) => out.suppressed.push(finding.suppress(kind, reason)),
+                    None => out.findings.push(finding),
+                }
             }
         }
         out.resources += recognised;
     }
 }
 
-/// `# computeguard:ignore <rule-id> <reason>` on the finding's line or the line before.
-fn inline_ignored(lines: &[&str], line: u32, rule: &str) -> bool {
-    if line == 0 {
-        return false;
-    }
-    let idx = line as usize - 1;
-    [Some(idx), idx.checked_sub(1)]
-        .into_iter()
-        .flatten()
-        .filter_map(|i| lines.get(i))
-        .any(|l| {
-            l.find(IGNORE_MARKER).is_some_and(|at| {
-                let mut words = l[at + IGNORE_MARKER.len()..].split_whitespace();
-                words.next() == Some(rule) && words.next().is_some()
-            })
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn inline_ignore_needs_rule_and_reason() {
-        let lines = [
-            "# computeguard:ignore min-nodes-zero warm pool for the nightly SLA",
-            "min_instances: 2",
-            "x: 1 # computeguard:ignore sku-retired",
-            "y: 2",
-        ];
-        assert!(inline_ignored(&lines, 2, "min-nodes-zero"));
-        assert!(!inline_ignored(&lines, 2, "sku-retired"));
-        assert!(
-            !inline_ignored(&lines, 3, "sku-retired"),
-            "a suppression without a reason does not count"
-        );
-        assert!(!inline_ignored(&lines, 4, "min-nodes-zero"));
+impl Scan<'_> {
+    /// A `suppression-missing-reason` warning for every `computeguard:ignore` comment
+    /// that names no rule or gives no reason (such a comment suppresses nothing).
+    fn incomplete_suppressions(&self, name: &str, directives: &Directives, out: &mut FileResult) {
+        let severity = match self.config.rules.get(MISSING_REASON_RULE) {
+            Some(Level::Off) => return,
+            Some(Level::Error) => Severity::Error,
+            Some(Level::Info) => Severity::Info,
+            Some(Level::Warning) | None => Severity::Warning,
+        };
+        for d in directives.incomplete() {
+            let message = match d.rules.first() {
+                None => "`computeguard:ignore` names no rule, so it suppresses nothing".to_string(),
+                Some(rule) => format!(
+                    "the suppression of `{rule}` gives no reason, so it suppresses nothing; say why after the rule id"
+                ),
+            };
+            out.findings.push(Finding {
+                rule: MISSING_REASON_RULE.into(),
+                severity,
+                message,
+                file: name.to_string(),
+                line: d.line,
+                column: d.column,
+                path: String::new(),
+                resource: ResourceRef {
+                    kind: "suppression".into(),
+                    name: d.rules.join(","),
+                },
+                policy: "computeguard".into(),
+                remediation: crate::suppress::MISSING_REASON_REMEDIATION.into(),
+                document: 0,
+                source_line: Some(d.source.clone()),
+                suppressed: false,
+                suppression: None,
+            });
+        }
     }
 }

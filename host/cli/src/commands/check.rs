@@ -1,6 +1,7 @@
 //! `computeguard check [PATH...]`
 
-use crate::report::{Format, Report, Severity};
+use crate::baseline::Baseline;
+use crate::report::{Format, RenderOptions, Report, RuleDoc, Severity};
 use crate::{Outcome, load_config, parse_date, policies, scan, today};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -27,6 +28,15 @@ pub struct CheckArgs {
     /// List skipped files.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Also list suppressed findings (inline comments, `ignore:`, baseline), marked as such.
+    #[arg(long)]
+    pub show_suppressed: bool,
+    /// Report only findings that are not in this baseline file.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write the current findings to this baseline file (and exit 0 unless a file could not be checked).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
@@ -41,6 +51,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     } else {
         args.paths.clone()
     };
+    let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
     let (files, skipped) = scan::collect(&paths)?;
     let engine = crate::engine()?;
     let loaded = policies::load_all(&engine, &config, &args.policies)?;
@@ -49,18 +60,54 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         config: &config,
         as_of,
     };
-    let report = scan.run(
+    let rules = loaded
+        .iter()
+        .flat_map(|l| {
+            let info = l.policy.info();
+            info.rules.iter().map(move |r| RuleDoc {
+                id: r.id.clone(),
+                severity: r.severity.into(),
+                description: r.description.clone(),
+                rationale: r.rationale.clone(),
+                remediation: r.remediation.clone(),
+                policy: info.name.clone(),
+                documented: l.builtin,
+            })
+        })
+        .collect();
+    let mut report = scan.run(
         &files,
         Report {
             skipped,
+            rules,
             ..Report::default()
         },
     );
+    if let Some(path) = &args.write_baseline {
+        // Everything found now is adopted (a `--baseline` given too is superseded).
+        let all = Baseline::of(&report.findings);
+        all.write(path)?;
+        report.apply_baseline(&all, &path.display().to_string());
+    } else if let (Some(b), Some(path)) = (&baseline, &args.baseline) {
+        report.apply_baseline(b, &path.display().to_string());
+    }
     let stdout = std::io::stdout();
-    let color = args.format == Format::Text
-        && stdout.is_terminal()
-        && std::env::var_os("NO_COLOR").is_none();
-    report.render(args.format, color, args.verbose, &mut stdout.lock())?;
+    let opts = RenderOptions {
+        color: args.format == Format::Text
+            && stdout.is_terminal()
+            && std::env::var_os("NO_COLOR").is_none(),
+        verbose: args.verbose,
+        show_suppressed: args.show_suppressed,
+        fail_on: args.fail_on,
+    };
+    report.render(args.format, &opts, &mut stdout.lock())?;
+    if let Some(path) = &args.write_baseline {
+        eprintln!(
+            "computeguard: wrote {} finding(s) to the baseline {}",
+            report.summary.baselined,
+            path.display()
+        );
+    }
     if !report.errors.is_empty() {
         // Invalid input or a failing policy: exit 2 after reporting everything else.
         anyhow::bail!(

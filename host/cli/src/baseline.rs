@@ -1,0 +1,227 @@
+//! Baselines: `check --write-baseline FILE` records the current findings, and
+//! `check --baseline FILE` reports only findings that are not in it.
+//!
+//! A finding is identified by a fingerprint that survives unrelated edits: the
+//! SHA-256 of the rule id, the file, the resource (kind and name) and the content
+//! of the offending line with surrounding whitespace removed. The line *number*
+//! is not part of it, so inserting lines above a finding does not resurrect it;
+//! changing the offending line itself (or renaming the resource or the file) does.
+//! Identical fingerprints are counted: two identical findings in the baseline
+//! absorb at most two findings. The file format is documented in `docs/ci.md`.
+
+use crate::report::{Finding, ResourceRef};
+use anyhow::{Context as _, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Version of the baseline file format.
+pub const VERSION: u32 = 1;
+
+/// The fingerprint of a finding (64 hex digits).
+pub fn fingerprint(f: &Finding) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        "computeguard/v1",
+        f.rule.as_str(),
+        normalize_path(&f.file).as_str(),
+        f.resource.kind.as_str(),
+        f.resource.name.as_str(),
+        f.source_line.as_deref().unwrap_or("").trim(),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A file path as baselines and SARIF store it: forward slashes, no leading `./`,
+/// relative to the working directory when it is under it.
+pub fn normalize_path(file: &str) -> String {
+    let path = Path::new(file);
+    let rel = if path.is_absolute() {
+        std::env::current_dir()
+            .ok()
+            .and_then(|cwd| path.strip_prefix(&cwd).ok().map(Path::to_path_buf))
+            .unwrap_or_else(|| path.to_path_buf())
+    } else {
+        path.to_path_buf()
+    };
+    let mut s = rel.to_string_lossy().replace('\\', "/");
+    while let Some(rest) = s.strip_prefix("./") {
+        s = rest.to_string();
+    }
+    s
+}
+
+/// One recorded finding. Only `fingerprint` is used for matching; the rest lets a
+/// reviewer read the file.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Entry {
+    pub fingerprint: String,
+    pub rule: String,
+    pub file: String,
+    pub resource: ResourceRef,
+    pub line: u32,
+    pub message: String,
+}
+
+/// The baseline file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Baseline {
+    pub version: u32,
+    pub generated_by: String,
+    pub findings: Vec<Entry>,
+}
+
+impl Baseline {
+    /// A baseline holding `findings`, sorted so that the file diffs well.
+    pub fn of<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Baseline {
+        let mut entries: Vec<Entry> = findings
+            .into_iter()
+            .map(|f| Entry {
+                fingerprint: fingerprint(f),
+                rule: f.rule.clone(),
+                file: normalize_path(&f.file),
+                resource: f.resource.clone(),
+                line: f.line,
+                message: f.message.clone(),
+            })
+            .collect();
+        entries.sort_by(|a, b| {
+            (&a.file, a.line, &a.rule, &a.fingerprint).cmp(&(
+                &b.file,
+                b.line,
+                &b.rule,
+                &b.fingerprint,
+            ))
+        });
+        Baseline {
+            version: VERSION,
+            generated_by: format!("computeguard {}", env!("CARGO_PKG_VERSION")),
+            findings: entries,
+        }
+    }
+
+    /// Reads a baseline; errors name the file and line.
+    pub fn load(path: &Path) -> Result<Baseline> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read baseline `{}`", path.display()))?;
+        let b: Baseline = serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{}:{}:{}: invalid baseline: {e}; expected the JSON that `check --write-baseline` writes",
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })?;
+        if b.version != VERSION {
+            anyhow::bail!(
+                "{}: baseline version {} is not supported; expected {VERSION} (rewrite it with `check --write-baseline`)",
+                path.display(),
+                b.version
+            );
+        }
+        Ok(b)
+    }
+
+    /// Writes the baseline as pretty JSON.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let mut text = serde_json::to_string_pretty(self)?;
+        text.push('\n');
+        std::fs::write(path, text)
+            .with_context(|| format!("cannot write baseline `{}`", path.display()))
+    }
+
+    /// A matcher that consumes one baseline entry per matched finding.
+    pub fn matcher(&self) -> Matcher {
+        let mut left = BTreeMap::new();
+        for e in &self.findings {
+            *left.entry(e.fingerprint.clone()).or_insert(0usize) += 1;
+        }
+        Matcher { left }
+    }
+}
+
+/// Counts of fingerprints not yet matched.
+pub struct Matcher {
+    left: BTreeMap<String, usize>,
+}
+
+impl Matcher {
+    /// Whether `f` is in the baseline (consuming one occurrence).
+    pub fn take(&mut self, f: &Finding) -> bool {
+        match self.left.get_mut(&fingerprint(f)) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Baseline entries that matched no finding (fixed since the baseline was written).
+    pub fn unmatched(&self) -> usize {
+        self.left.values().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Severity;
+
+    fn finding(line: u32, src: &str) -> Finding {
+        Finding {
+            rule: "min-nodes-zero".into(),
+            severity: Severity::Warning,
+            message: "m".into(),
+            file: "./infra/a.yml".into(),
+            line,
+            column: 1,
+            path: "/min_instances".into(),
+            resource: ResourceRef {
+                kind: "aml-compute-cluster".into(),
+                name: "gpu".into(),
+            },
+            policy: "p".into(),
+            remediation: "r".into(),
+            document: 0,
+            source_line: Some(src.into()),
+            suppressed: false,
+            suppression: None,
+        }
+    }
+
+    #[test]
+    fn fingerprint_ignores_line_numbers_and_indentation_but_not_content() {
+        let a = finding(7, "min_instances: 1");
+        assert_eq!(
+            fingerprint(&a),
+            fingerprint(&finding(12, "  min_instances: 1 "))
+        );
+        assert_ne!(
+            fingerprint(&a),
+            fingerprint(&finding(7, "min_instances: 2"))
+        );
+        let mut other = finding(7, "min_instances: 1");
+        other.resource.name = "cpu".into();
+        assert_ne!(fingerprint(&a), fingerprint(&other));
+        assert_eq!(normalize_path("./infra/a.yml"), "infra/a.yml");
+    }
+
+    #[test]
+    fn identical_findings_are_counted() {
+        let a = finding(7, "min_instances: 1");
+        let base = Baseline::of([&a]);
+        let mut m = base.matcher();
+        assert!(m.take(&finding(9, "min_instances: 1")));
+        assert!(
+            !m.take(&a),
+            "one baseline entry absorbs one finding, not every copy"
+        );
+        assert_eq!(m.unmatched(), 0);
+    }
+}

@@ -1,0 +1,142 @@
+//! JUnit XML for CI test reports: one `<testsuite>` per checked file, one
+//! `<testcase>` per finding. Findings at or above `--fail-on` are `<failure>`s,
+//! findings below it pass (their message in `<system-out>`), suppressed findings
+//! are `<skipped>`, files that could not be checked are `<error>`s, and a clean
+//! file is one passing case, so the report counts every file checked.
+
+use super::{Finding, RenderOptions, Report};
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// Escapes text for XML 1.0 attributes and content; characters XML cannot carry
+/// (most C0 controls) become U+FFFD.
+pub fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[derive(Default)]
+struct Suite<'a> {
+    findings: Vec<&'a Finding>,
+    errors: Vec<&'a super::FileError>,
+}
+
+fn case_name(f: &Finding) -> String {
+    let what = if f.resource.name.is_empty() {
+        f.resource.kind.clone()
+    } else {
+        format!("{} {}", f.resource.kind, f.resource.name)
+    };
+    format!("{} at line {}: {}", f.rule, f.line, what.trim())
+}
+
+pub fn render(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut suites: BTreeMap<&str, Suite> = BTreeMap::new();
+    for file in &report.checked {
+        suites.entry(file.as_str()).or_default();
+    }
+    for f in report.visible(opts.show_suppressed) {
+        suites.entry(f.file.as_str()).or_default().findings.push(f);
+    }
+    for e in &report.errors {
+        suites.entry(e.file.as_str()).or_default().errors.push(e);
+    }
+    let mut body = String::new();
+    let (mut tests, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
+    for (file, suite) in &suites {
+        let file_x = xml_escape(file);
+        let mut cases = String::new();
+        let (mut t, mut fl, mut er, mut sk) = (0, 0, 0, 0);
+        for f in &suite.findings {
+            t += 1;
+            let attrs = format!(
+                "classname=\"{file_x}\" name=\"{}\" file=\"{file_x}\" line=\"{}\"",
+                xml_escape(&case_name(f)),
+                f.line
+            );
+            let detail = format!(
+                "{}[{}] {}\n  --> {}:{}:{}\n  = fix: {}",
+                f.severity.as_str(),
+                f.rule,
+                f.message,
+                f.file,
+                f.line,
+                f.column.max(1),
+                f.remediation
+            );
+            if let Some(s) = &f.suppression {
+                sk += 1;
+                cases.push_str(&format!(
+                    "    <testcase {attrs}>\n      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n    </testcase>\n",
+                    xml_escape(&format!("suppressed: {}", s.reason)),
+                    xml_escape(&detail)
+                ));
+            } else if f.severity.at_least(opts.fail_on) {
+                fl += 1;
+                cases.push_str(&format!(
+                    "    <testcase {attrs}>\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n",
+                    xml_escape(&f.rule),
+                    xml_escape(&format!("{}: {}", f.severity.as_str(), f.message)),
+                    xml_escape(&detail)
+                ));
+            } else {
+                cases.push_str(&format!(
+                    "    <testcase {attrs}>\n      <system-out>{}</system-out>\n    </testcase>\n",
+                    xml_escape(&detail)
+                ));
+            }
+        }
+        for e in &suite.errors {
+            t += 1;
+            er += 1;
+            cases.push_str(&format!(
+                "    <testcase classname=\"{file_x}\" name=\"file could not be checked\" file=\"{file_x}\" line=\"{}\">\n      <error message=\"{}\">{}</error>\n    </testcase>\n",
+                e.line,
+                xml_escape(&e.message),
+                xml_escape(&format!("{}:{}: {}", e.file, e.line, e.message))
+            ));
+        }
+        if t == 0 {
+            t = 1;
+            cases.push_str(&format!(
+                "    <testcase classname=\"{file_x}\" name=\"no findings\" file=\"{file_x}\"/>\n"
+            ));
+        }
+        body.push_str(&format!(
+            "  <testsuite name=\"{file_x}\" tests=\"{t}\" failures=\"{fl}\" errors=\"{er}\" skipped=\"{sk}\">\n{cases}  </testsuite>\n"
+        ));
+        tests += t;
+        failures += fl;
+        errors += er;
+        skipped += sk;
+    }
+    write!(
+        out,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"computeguard\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n{body}</testsuites>\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_control_characters() {
+        assert_eq!(
+            xml_escape("a<b & \"c\" 'd'\u{1}"),
+            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;\u{FFFD}"
+        );
+    }
+}
