@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node as TsNode;
 
 use crate::positions::Positions;
-use crate::text::to_u32;
+use crate::text::LineIndex;
 use crate::{DecodeError, Document, Span};
 
 /// Decodes a Bicep file into one document in the ARM template shape.
@@ -111,36 +111,6 @@ fn syntax_error(root: TsNode, text: &str, lines: &LineIndex) -> DecodeError {
         stack.extend(children.into_iter().rev());
     }
     DecodeError::new(1, 1, "invalid bicep: syntax error")
-}
-
-struct LineIndex<'t> {
-    text: &'t str,
-    starts: Vec<usize>,
-    base: usize,
-}
-
-impl<'t> LineIndex<'t> {
-    fn new(text: &'t str, base: usize) -> Self {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        Self { text, starts, base }
-    }
-
-    fn span(&self, offset: usize) -> Span {
-        let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|&s| s <= offset).max(1);
-        let start = self.starts.get(line - 1).copied().unwrap_or(0);
-        let column = self
-            .text
-            .get(start..offset)
-            .map_or(offset - start, |s| s.chars().count());
-        Span {
-            line: to_u32(line),
-            column: to_u32(column + 1),
-            offset: self.base + offset,
-        }
-    }
 }
 
 /// A translated node before it is written out as a value plus positions.

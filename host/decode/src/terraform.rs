@@ -18,7 +18,7 @@ use hcl_edit::template::{Element, Template};
 use serde_json::{Map, Number, Value};
 
 use crate::positions::Positions;
-use crate::text::to_u32;
+use crate::text::{LineIndex, to_u32};
 use crate::{DecodeError, Document, Span};
 
 /// Decodes a Terraform HCL file (`.tf`) or a variable definitions file (`.tfvars`) into the
@@ -92,37 +92,6 @@ fn hcl_error(error: &hcl_edit::parser::Error, text: &str) -> DecodeError {
         to_u32(column),
         format!("invalid hcl: {message}"),
     )
-}
-
-/// Line starts of the text, to turn byte offsets into 1-based lines and character columns.
-struct LineIndex<'t> {
-    text: &'t str,
-    starts: Vec<usize>,
-    base: usize,
-}
-
-impl<'t> LineIndex<'t> {
-    fn new(text: &'t str, base: usize) -> Self {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        Self { text, starts, base }
-    }
-
-    fn span(&self, offset: usize) -> Span {
-        let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|&s| s <= offset).max(1);
-        let start = self.starts.get(line - 1).copied().unwrap_or(0);
-        let column = self
-            .text
-            .get(start..offset)
-            .map_or(offset - start, |s| s.chars().count());
-        Span {
-            line: to_u32(line),
-            column: to_u32(column + 1),
-            offset: self.base + offset,
-        }
-    }
 }
 
 /// A decoded node before it is written out as a value plus positions.

@@ -1,5 +1,7 @@
 //! Conversions between character and byte positions in the source text.
 
+use crate::Span;
+
 /// Number of characters between two checkpoints of [`ByteOffsets`].
 const STRIDE: usize = 64;
 
@@ -43,6 +45,37 @@ impl<'t> ByteOffsets<'t> {
 /// Converts a count to the `u32` used in spans, saturating on absurdly large inputs.
 pub(crate) fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Line starts of the text, to turn byte offsets into 1-based lines and character columns.
+pub(crate) struct LineIndex<'t> {
+    text: &'t str,
+    starts: Vec<usize>,
+    base: usize,
+}
+
+impl<'t> LineIndex<'t> {
+    pub(crate) fn new(text: &'t str, base: usize) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Self { text, starts, base }
+    }
+
+    pub(crate) fn span(&self, offset: usize) -> Span {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.starts.get(line - 1).copied().unwrap_or(0);
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count());
+        Span {
+            line: to_u32(line),
+            column: to_u32(column + 1),
+            offset: self.base + offset,
+        }
+    }
 }
 
 #[cfg(test)]
