@@ -54,6 +54,11 @@
 //!   expressions that are not literals become `"${...}"` strings. [`TerraformVariables`]
 //!   replaces `var.x` with values from `variable` defaults and `.tfvars` files; what it cannot
 //!   know stays `${...}`. Cost: linear in the text.
+//! - [`decode_bicep`] parses a Bicep file with the tree-sitter Bicep grammar and translates it
+//!   into the ARM template shape (`parameters` with `defaultValue`, `variables`, `resources`
+//!   with `type`, `apiVersion`, `symbolicName`, nested `resources`); references and other
+//!   expressions become ARM expression strings (`[parameters('x')]`). Every node keeps its
+//!   Bicep position. Cost: linear in the text.
 //! - [`Document`] owns its value and its [`Positions`]; nothing borrows the source text, so a
 //!   document can outlive it.
 //! - [`Positions`] maps a pointer to a [`Span`]: 1-based line and column (counted in
