@@ -18,6 +18,8 @@ pub mod ast;
 pub mod catalog;
 pub mod cuda;
 pub mod eval;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod model;
 pub mod pack;
 pub mod region;

@@ -79,6 +79,8 @@
 
 mod bicep;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod json;
 mod positions;
 mod scalar;

@@ -1,5 +1,6 @@
 //! Behaviour of `computeguard-decode`, in one test binary.
 
+mod fuzz;
 mod json;
 mod props;
 mod yaml;
