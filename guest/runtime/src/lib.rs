@@ -111,6 +111,7 @@ impl Guest for Runtime {
             SourceKind::AzureMl => Source::AzureMl,
             SourceKind::Arm => Source::Arm,
             SourceKind::Bicep => Source::Bicep,
+            SourceKind::Terraform => Source::Terraform,
             _ => Source::Unknown,
         };
         let outcome = e

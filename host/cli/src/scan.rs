@@ -231,6 +231,9 @@ impl Scan<'_> {
         let mut recognised = 0;
         for loaded in self.policies {
             let mut request = Request::new(json.clone(), self.as_of.clone());
+            if terraform::kind(path).is_some() {
+                request.source_kind = computeguard_engine::SourceKind::Terraform;
+            }
             if is_bicep(path) {
                 request.source_kind = computeguard_engine::SourceKind::Bicep;
             }
