@@ -86,6 +86,7 @@ mod positions;
 mod scalar;
 mod terraform;
 mod text;
+mod tree;
 mod yaml;
 
 pub use bicep::decode_bicep;

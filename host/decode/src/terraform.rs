@@ -11,14 +11,16 @@
 
 use std::ops::Range;
 
+use std::collections::HashSet;
+
 use hcl_edit::Span as _;
 use hcl_edit::expr::{Expression, ObjectKey};
 use hcl_edit::structure::{Body, Structure};
 use hcl_edit::template::{Element, Template};
 use serde_json::{Map, Number, Value};
 
-use crate::positions::Positions;
 use crate::text::{LineIndex, to_u32};
+use crate::tree::{Kind, Node};
 use crate::{DecodeError, Document, Span};
 
 /// Decodes a Terraform HCL file (`.tf`) or a variable definitions file (`.tfvars`) into the
@@ -47,11 +49,7 @@ pub fn decode_hcl(text: &str) -> Result<Document, DecodeError> {
         text: body_text,
         lines: &lines,
     };
-    let root = ctx.body(&body, root_span)?;
-    let mut positions = Positions::default();
-    let root_id = positions.root(root.span);
-    let value = emit(root, root_id, &mut positions);
-    positions.finish();
+    let (value, positions) = ctx.body(&body, root_span)?.into_value();
     Ok(Document {
         index: 0,
         value,
@@ -94,26 +92,6 @@ fn hcl_error(error: &hcl_edit::parser::Error, text: &str) -> DecodeError {
     )
 }
 
-/// A decoded node before it is written out as a value plus positions.
-struct Node {
-    span: Span,
-    kind: Kind,
-}
-
-enum Kind {
-    Scalar(Value),
-    Array(Vec<Node>),
-    Object(Vec<Entry>),
-}
-
-struct Entry {
-    key: String,
-    key_span: Span,
-    /// Made by blocks (so more blocks of the same type may join it), not by an attribute.
-    from_block: bool,
-    node: Node,
-}
-
 struct Ctx<'a> {
     text: &'a str,
     lines: &'a LineIndex<'a>,
@@ -129,27 +107,20 @@ impl Ctx<'_> {
     }
 
     fn body(&self, body: &Body, span: Span) -> Result<Node, DecodeError> {
-        let mut entries: Vec<Entry> = Vec::new();
+        let mut entries: Vec<(String, Span, Node)> = Vec::new();
+        // Keys set by an attribute; the others were made by blocks, which may repeat.
+        let mut attributes = HashSet::new();
         for structure in body.iter() {
             match structure {
                 Structure::Attribute(attr) => {
                     let key_span = self.at(attr.key.span(), span);
                     let key = attr.key.as_str();
-                    if entries.iter().any(|e| e.key == key) {
-                        return Err(DecodeError::at(
-                            key_span,
-                            format!(
-                                "`{key}` is both an attribute and a block: expected one or the other"
-                            ),
-                        ));
+                    if entries.iter().any(|(k, ..)| k == key) {
+                        return Err(both(key, key_span));
                     }
                     let node = self.expr(&attr.value, key_span)?;
-                    entries.push(Entry {
-                        key: key.to_owned(),
-                        key_span,
-                        from_block: false,
-                        node,
-                    });
+                    attributes.insert(key.to_owned());
+                    entries.push((key.to_owned(), key_span, node));
                 }
                 Structure::Block(block) => {
                     let ident_span = self.at(block.ident.span(), span);
@@ -159,6 +130,9 @@ impl Ctx<'_> {
                     }
                     let body_span = self.at(block.body.span(), ident_span);
                     let node = self.body(&block.body, body_span)?;
+                    if attributes.contains(block.ident.as_str()) {
+                        return Err(both(block.ident.as_str(), ident_span));
+                    }
                     insert_block(&mut entries, &path, node)?;
                 }
             }
@@ -199,7 +173,7 @@ impl Ctx<'_> {
                 }
             }
             Expression::Object(object) => {
-                let mut entries: Vec<Entry> = Vec::new();
+                let mut entries: Vec<(String, Span, Node)> = Vec::new();
                 for (key, value) in object.iter() {
                     let key_span = self.at(key.span(), span);
                     let name = match key {
@@ -207,16 +181,11 @@ impl Ctx<'_> {
                         ObjectKey::Expression(Expression::String(s)) => s.value().clone(),
                         ObjectKey::Expression(other) => self.expression_text(other),
                     };
-                    if entries.iter().any(|e| e.key == name) {
+                    if entries.iter().any(|(k, ..)| *k == name) {
                         return Err(DecodeError::at(key_span, format!("duplicate key `{name}`")));
                     }
                     let node = self.expr(value.expr(), key_span)?;
-                    entries.push(Entry {
-                        key: name,
-                        key_span,
-                        from_block: false,
-                        node,
-                    });
+                    entries.push((name, key_span, node));
                 }
                 Node {
                     span,
@@ -258,40 +227,33 @@ impl Ctx<'_> {
     }
 }
 
+/// The error for a name used both as an attribute and as a block type.
+fn both(key: &str, span: Span) -> DecodeError {
+    DecodeError::at(
+        span,
+        format!("`{key}` is both an attribute and a block: expected one or the other"),
+    )
+}
+
 /// Adds a block at `path` (its type, then its labels), joining blocks of the same type: the
-/// second block of a type turns the entry into an array.
+/// second block of a type turns the entry into an array. At the first level `entries` may
+/// hold attributes too; the caller has rejected an attribute named like the block.
 fn insert_block(
-    entries: &mut Vec<Entry>,
+    entries: &mut Vec<(String, Span, Node)>,
     path: &[(String, Span)],
     node: Node,
 ) -> Result<(), DecodeError> {
     let Some(((key, key_span), rest)) = path.split_first() else {
         return Ok(());
     };
-    let found = entries.iter().position(|e| &e.key == key);
-    let Some(index) = found else {
-        let node = nest(rest, node);
-        entries.push(Entry {
-            key: key.clone(),
-            key_span: *key_span,
-            from_block: true,
-            node,
-        });
+    let Some((_, _, existing)) = entries.iter_mut().find(|(k, ..)| k == key) else {
+        entries.push((key.clone(), *key_span, nest(rest, node)));
         return Ok(());
     };
-    let Some(entry) = entries.get_mut(index) else {
-        return Ok(());
-    };
-    if !entry.from_block {
-        return Err(DecodeError::at(
-            *key_span,
-            format!("`{key}` is both an attribute and a block: expected one or the other"),
-        ));
-    }
     if rest.is_empty() {
-        let span = entry.node.span;
+        let span = existing.span;
         let previous = std::mem::replace(
-            &mut entry.node,
+            existing,
             Node {
                 span,
                 kind: Kind::Array(Vec::new()),
@@ -305,10 +267,10 @@ fn insert_block(
             }],
         };
         items.push(node);
-        entry.node.kind = Kind::Array(items);
+        existing.kind = Kind::Array(items);
         return Ok(());
     }
-    match &mut entry.node.kind {
+    match &mut existing.kind {
         Kind::Object(children) => insert_block(children, rest, node),
         _ => Err(DecodeError::at(
             *key_span,
@@ -323,38 +285,8 @@ fn nest(labels: &[(String, Span)], node: Node) -> Node {
         None => node,
         Some(((key, key_span), rest)) => Node {
             span: *key_span,
-            kind: Kind::Object(vec![Entry {
-                key: key.clone(),
-                key_span: *key_span,
-                from_block: true,
-                node: nest(rest, node),
-            }]),
+            kind: Kind::Object(vec![(key.clone(), *key_span, nest(rest, node))]),
         },
-    }
-}
-
-/// Writes a node out as a value, recording positions under `id`.
-fn emit(node: Node, id: usize, positions: &mut Positions) -> Value {
-    match node.kind {
-        Kind::Scalar(value) => value,
-        Kind::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|item| {
-                    let child = positions.item(id, item.span);
-                    emit(item, child, positions)
-                })
-                .collect(),
-        ),
-        Kind::Object(entries) => {
-            let mut map = Map::new();
-            for entry in entries {
-                let child = positions.key(id, entry.key.clone(), entry.key_span);
-                let value = emit(entry.node, child, positions);
-                map.insert(entry.key, value);
-            }
-            Value::Object(map)
-        }
     }
 }
 
