@@ -18,7 +18,7 @@ use crate::{cuda, region, version};
 use cel_interpreter::{Context, IdedExpr, Value as Cel};
 use serde::Serialize;
 use serde_json::Value;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// One evaluation's inputs.
 pub struct Input<'a> {
@@ -60,25 +60,45 @@ pub struct RuleError {
     pub message: String,
 }
 
-/// An expression decoded and rebuilt for the interpreter on first use.
+/// An expression decoded and rebuilt for the interpreter on first use. The blob
+/// stays in the evaluator's [`WirePack`]: copying every blob again at start-up was
+/// measurable in a fresh wasm instance.
+#[derive(Default)]
 struct Lazy {
-    blob: Vec<u8>,
-    cell: OnceLock<Result<IdedExpr, String>>,
+    cell: OnceLock<Result<Decoded, String>>,
 }
 
-impl Lazy {
-    fn new(blob: Vec<u8>) -> Self {
-        Lazy {
-            blob,
-            cell: OnceLock::new(),
-        }
-    }
+/// A decoded expression and what it needs from the evaluation scope.
+struct Decoded {
+    expr: IdedExpr,
+    /// Names the `object` variable, so the raw document must be converted to CEL
+    /// before it runs. The built-in rules read only `resource`, and converting the
+    /// whole document per resource was a large share of a native evaluation.
+    uses_object: bool,
+    /// Reads [`SKU_OF_RESOURCE`], bound once per resource.
+    uses_resource_sku: bool,
+}
 
-    fn get(&self) -> Result<&IdedExpr, String> {
+/// The variable that stands for `sku(resource.sku)` in decoded expressions. The
+/// built-in pack calls `sku(resource.sku)` 70 times; each call cloned its argument
+/// tree, resolved `resource.sku` and looked the answer up. The name cannot be
+/// written in CEL, so it never clashes with a pack's own identifiers.
+const SKU_OF_RESOURCE: &str = "@sku(resource.sku)";
+
+impl Lazy {
+    /// Decodes `blob` on the first call; later calls return the same expression.
+    fn get(&self, blob: &[u8]) -> Result<&Decoded, String> {
         self.cell
             .get_or_init(|| {
-                pack::expr_from_blob(&self.blob)
-                    .map(|e| ast::to_cel(&e))
+                pack::expr_from_blob(blob)
+                    .map(|e| {
+                        let e = bind_sku_of_resource(e);
+                        Decoded {
+                            uses_object: names_ident(&e, "object"),
+                            uses_resource_sku: names_ident(&e, SKU_OF_RESOURCE),
+                            expr: ast::to_cel(&e),
+                        }
+                    })
                     .map_err(|e| e.to_string())
             })
             .as_ref()
@@ -86,11 +106,106 @@ impl Lazy {
     }
 }
 
+/// Whether `e` mentions the identifier `name` anywhere (a comprehension variable of
+/// the same name counts too: a false positive only costs a conversion).
+fn names_ident(e: &ast::Expr, name: &str) -> bool {
+    use ast::Expr as E;
+    match e {
+        E::Ident(n) => n == name,
+        E::Unspecified | E::Literal(_) => false,
+        E::Call { target, args, .. } => {
+            target.as_deref().is_some_and(|t| names_ident(t, name))
+                || args.iter().any(|a| names_ident(a, name))
+        }
+        E::Comprehension(c) => [
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]
+        .into_iter()
+        .any(|x| names_ident(x, name)),
+        E::List(l) => l.iter().any(|x| names_ident(x, name)),
+        E::Map(m) => m
+            .iter()
+            .any(|(k, v, _)| names_ident(k, name) || names_ident(v, name)),
+        E::Select { operand, .. } => names_ident(operand, name),
+        E::Struct(_, fields) => fields.iter().any(|(_, v, _)| names_ident(v, name)),
+    }
+}
+
+/// Replaces every `sku(resource.sku)` in `e` by [`SKU_OF_RESOURCE`], except under a
+/// comprehension that binds its own `resource`, where the call means something else.
+fn bind_sku_of_resource(e: ast::Expr) -> ast::Expr {
+    use ast::Expr as E;
+    let is_resource_sku = |args: &[E]| {
+        matches!(args, [E::Select { operand, field, test: false }]
+            if field == "sku" && matches!(operand.as_ref(), E::Ident(n) if n == "resource"))
+    };
+    match e {
+        E::Call {
+            func,
+            target: None,
+            args,
+        } if func == "sku" && is_resource_sku(&args) => E::Ident(SKU_OF_RESOURCE.to_string()),
+        E::Call { func, target, args } => E::Call {
+            func,
+            target: target.map(|t| Box::new(bind_sku_of_resource(*t))),
+            args: args.into_iter().map(bind_sku_of_resource).collect(),
+        },
+        E::Comprehension(c)
+            if [Some(&c.iter_var), c.iter_var2.as_ref(), Some(&c.accu_var)]
+                .into_iter()
+                .flatten()
+                .any(|v| v == "resource") =>
+        {
+            E::Comprehension(c)
+        }
+        E::Comprehension(c) => {
+            let c = *c;
+            E::Comprehension(Box::new(ast::Comprehension {
+                iter_range: bind_sku_of_resource(c.iter_range),
+                accu_init: bind_sku_of_resource(c.accu_init),
+                loop_cond: bind_sku_of_resource(c.loop_cond),
+                loop_step: bind_sku_of_resource(c.loop_step),
+                result: bind_sku_of_resource(c.result),
+                ..c
+            }))
+        }
+        E::List(l) => E::List(l.into_iter().map(bind_sku_of_resource).collect()),
+        E::Map(m) => E::Map(
+            m.into_iter()
+                .map(|(k, v, o)| (bind_sku_of_resource(k), bind_sku_of_resource(v), o))
+                .collect(),
+        ),
+        E::Select {
+            operand,
+            field,
+            test,
+        } => E::Select {
+            operand: Box::new(bind_sku_of_resource(*operand)),
+            field,
+            test,
+        },
+        E::Struct(name, fields) => E::Struct(
+            name,
+            fields
+                .into_iter()
+                .map(|(f, v, o)| (f, bind_sku_of_resource(v), o))
+                .collect(),
+        ),
+        other @ (E::Unspecified | E::Ident(_) | E::Literal(_)) => other,
+    }
+}
+
+/// The decoded expressions of one rule (blobs in the matching [`WireRule`]).
+#[derive(Default)]
 struct CompiledRule {
-    when: Option<Lazy>,
+    when: Lazy,
     assert: Lazy,
-    message: Option<Lazy>,
-    severity: Option<Lazy>,
+    message: Lazy,
+    severity: Lazy,
 }
 
 /// A pack ready to evaluate. Construction only decodes the pack's outline; each
@@ -119,16 +234,7 @@ impl Evaluator {
     /// Decodes an encoded pack's outline; expressions are decoded on first use.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, PackError> {
         let wire = WirePack::decode(bytes)?;
-        let rules = wire
-            .rules
-            .iter()
-            .map(|r| CompiledRule {
-                when: r.when.clone().map(Lazy::new),
-                assert: Lazy::new(r.assert.clone()),
-                message: r.message_expression.clone().map(Lazy::new),
-                severity: r.severity_expression.clone().map(Lazy::new),
-            })
-            .collect();
+        let rules = wire.rules.iter().map(|_| CompiledRule::default()).collect();
         Ok(Evaluator { wire, rules })
     }
 
@@ -138,14 +244,15 @@ impl Evaluator {
     }
 
     /// Evaluates every rule against every resource the document declares.
-    pub fn evaluate(&self, input: &Input<'_>) -> Result<Outcome, RuleError> {
+    pub fn evaluate<'e>(&'e self, input: &Input<'_>) -> Result<Outcome, RuleError> {
         let resources = model::normalize(input.document, input.source);
         let mut out = Outcome::default();
         if resources.is_empty() {
             return Ok(out);
         }
+        let memo = Arc::new(SkuMemo::default());
         let mut root = Context::default();
-        register_functions(&mut root, input.as_of);
+        register_functions(&mut root, input.as_of, &memo);
         root.add_variable_from_value("asOf", input.as_of.to_string());
         root.add_variable_from_value("settings", json_to_cel(input.settings));
         for res in &resources {
@@ -161,7 +268,9 @@ impl Evaluator {
             };
             let mut scope = root.new_inner_scope();
             scope.add_variable_from_value("resource", to_cel(res));
-            scope.add_variable_from_value("object", json_to_cel(object));
+            // `object` is converted on first use by an expression of this resource.
+            let mut object_bound = false;
+            let mut sku_bound = false;
             for (wire, compiled) in self.wire.rules.iter().zip(&self.rules) {
                 let rule = &wire.meta;
                 if !rule.targets.is_empty() && !rule.targets.contains(&res.kind) {
@@ -173,15 +282,24 @@ impl Evaluator {
                     name: display.clone(),
                     message,
                 };
-                fn expr<'l>(
-                    l: &'l Lazy,
-                    fail: &dyn Fn(String) -> RuleError,
-                ) -> Result<&'l IdedExpr, RuleError> {
-                    l.get()
-                        .map_err(|e| fail(format!("corrupt expression: {e}")))
-                }
-                if let Some(when) = &compiled.when {
-                    match Cel::resolve(expr(when, &fail)?, &scope) {
+                // Decodes an expression and binds `object` first if it needs it.
+                let mut expr = |l: &'e Lazy, blob: &[u8], scope: &mut Context<'_>| {
+                    let d = l
+                        .get(blob)
+                        .map_err(|e| fail(format!("corrupt expression: {e}")))?;
+                    if d.uses_object && !object_bound {
+                        scope.add_variable_from_value("object", json_to_cel(object));
+                        object_bound = true;
+                    }
+                    if d.uses_resource_sku && !sku_bound {
+                        let name = res.sku.as_deref().unwrap_or("");
+                        scope.add_variable_from_value(SKU_OF_RESOURCE, memo.get(name, input.as_of));
+                        sku_bound = true;
+                    }
+                    Ok::<&'e IdedExpr, RuleError>(&d.expr)
+                };
+                if let Some(blob) = &wire.when {
+                    match Cel::resolve(expr(&compiled.when, blob, &mut scope)?, &scope) {
                         Ok(Cel::Bool(true)) => {}
                         Ok(Cel::Bool(false)) => continue,
                         Ok(other) => {
@@ -193,7 +311,7 @@ impl Evaluator {
                         Err(e) => return Err(fail(format!("`when`: {e}"))),
                     }
                 }
-                match Cel::resolve(expr(&compiled.assert, &fail)?, &scope) {
+                match Cel::resolve(expr(&compiled.assert, &wire.assert, &mut scope)?, &scope) {
                     Ok(Cel::Bool(true)) => continue,
                     Ok(Cel::Bool(false)) => {}
                     Ok(other) => {
@@ -204,42 +322,46 @@ impl Evaluator {
                     }
                     Err(e) => return Err(fail(format!("`assert`: {e}"))),
                 }
-                let message = match &compiled.message {
-                    Some(m) => match Cel::resolve(expr(m, &fail)?, &scope) {
-                        Ok(Cel::String(s)) => s.to_string(),
-                        Ok(other) => {
-                            return Err(fail(format!(
-                                "`messageExpression` yielded {} instead of a string",
-                                type_name(&other)
-                            )));
+                let message = match &wire.message_expression {
+                    Some(blob) => {
+                        match Cel::resolve(expr(&compiled.message, blob, &mut scope)?, &scope) {
+                            Ok(Cel::String(s)) => s.to_string(),
+                            Ok(other) => {
+                                return Err(fail(format!(
+                                    "`messageExpression` yielded {} instead of a string",
+                                    type_name(&other)
+                                )));
+                            }
+                            Err(e) => return Err(fail(format!("`messageExpression`: {e}"))),
                         }
-                        Err(e) => return Err(fail(format!("`messageExpression`: {e}"))),
-                    },
+                    }
                     None => rule
                         .message
                         .clone()
                         .unwrap_or_else(|| format!("{} {display}: {}", res.kind, rule.description)),
                 };
-                let severity = match &compiled.severity {
-                    Some(s) => match Cel::resolve(expr(s, &fail)?, &scope) {
-                        Ok(Cel::String(s)) => match s.as_str() {
-                            "error" => Severity::Error,
-                            "warning" => Severity::Warning,
-                            "info" => Severity::Info,
-                            other => {
+                let severity = match &wire.severity_expression {
+                    Some(blob) => {
+                        match Cel::resolve(expr(&compiled.severity, blob, &mut scope)?, &scope) {
+                            Ok(Cel::String(s)) => match s.as_str() {
+                                "error" => Severity::Error,
+                                "warning" => Severity::Warning,
+                                "info" => Severity::Info,
+                                other => {
+                                    return Err(fail(format!(
+                                        "`severityExpression` yielded `{other}`; expected error, warning or info"
+                                    )));
+                                }
+                            },
+                            Ok(other) => {
                                 return Err(fail(format!(
-                                    "`severityExpression` yielded `{other}`; expected error, warning or info"
+                                    "`severityExpression` yielded {}",
+                                    type_name(&other)
                                 )));
                             }
-                        },
-                        Ok(other) => {
-                            return Err(fail(format!(
-                                "`severityExpression` yielded {}",
-                                type_name(&other)
-                            )));
+                            Err(e) => return Err(fail(format!("`severityExpression`: {e}"))),
                         }
-                        Err(e) => return Err(fail(format!("`severityExpression`: {e}"))),
-                    },
+                    }
                     None => rule.severity,
                 };
                 let path = rule
@@ -460,11 +582,31 @@ fn region_view(name: &str) -> RegionView {
     }
 }
 
-fn register_functions(ctx: &mut Context<'_>, as_of: &str) {
+/// `sku(name)` answers of one evaluation. `sku(resource.sku)` is called by nearly
+/// every rule, and each answer takes two scans of the catalog plus a 27-entry map:
+/// answer each name once per evaluation.
+// INVARIANT: a memo lives for one evaluation, so `as_of` is the same for every entry.
+#[derive(Default)]
+struct SkuMemo(Mutex<Vec<(String, Cel)>>);
+
+impl SkuMemo {
+    fn get(&self, name: &str, as_of: &str) -> Cel {
+        let mut memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, value)) = memo.iter().find(|(n, _)| n == name) {
+            return value.clone();
+        }
+        let value = to_cel(&sku_view(name, as_of));
+        memo.push((name.to_string(), value.clone()));
+        value
+    }
+}
+
+fn register_functions(ctx: &mut Context<'_>, as_of: &str, memo: &Arc<SkuMemo>) {
     type R = Result<Cel, cel_interpreter::ExecutionError>;
     let as_of = as_of.to_string();
+    let memo = Arc::clone(memo);
     ctx.add_function("sku", move |v: Cel| -> R {
-        Ok(to_cel(&sku_view(text_arg(&v).unwrap_or(""), &as_of)))
+        Ok(memo.get(text_arg(&v).unwrap_or(""), &as_of))
     });
     ctx.add_function("region", |v: Cel| -> R {
         Ok(to_cel(&region_view(text_arg(&v).unwrap_or(""))))
@@ -698,6 +840,64 @@ mod tests {
     }
 
     #[test]
+    fn sku_of_the_resource_is_bound_once_and_matches_the_function() {
+        // The bound value and a call with another spelling of the same name agree,
+        // and a comprehension that binds its own `resource` keeps the real call.
+        let e = pack(vec![rule(
+            "s",
+            None,
+            "sku(resource.sku).gpuModel == sku('nc24ads_a100_v4').gpuModel \
+              && sku(resource.sku).known \
+              && [{'sku': 'Standard_Nope9'}].all(resource, !sku(resource.sku).known)",
+            Some("'on ' + sku(resource.sku).name"),
+        )]);
+        assert!(run(&e, &cluster(2)).expect("ok").violations.is_empty());
+        let failing = pack(vec![rule(
+            "s",
+            None,
+            "[{'sku': 'Standard_NC24ads_A100_v4'}].all(resource, !sku(resource.sku).known)",
+            Some("'on ' + sku(resource.sku).name"),
+        )]);
+        let out = run(&failing, &cluster(2)).expect("ok");
+        assert_eq!(out.violations.len(), 1);
+        assert_eq!(out.violations[0].message, "on Standard_NC24ads_A100_v4");
+    }
+
+    #[test]
+    fn rewriting_leaves_other_sku_calls_alone() {
+        let parse = |src: &str| ast::parse(src).expect("parses");
+        assert_eq!(
+            bind_sku_of_resource(parse("sku(resource.sku).known")),
+            ast::Expr::Select {
+                operand: Box::new(ast::Expr::Ident(SKU_OF_RESOURCE.into())),
+                field: "known".into(),
+                test: false,
+            }
+        );
+        for src in [
+            "sku(resource.region).known",
+            "sku(object.sku).known",
+            "resource.all(resource, sku(resource.sku).known)",
+        ] {
+            assert_eq!(bind_sku_of_resource(parse(src)), parse(src), "{src}");
+        }
+        assert!(names_ident(&parse("object.a + 1 == 2"), "object"));
+        assert!(!names_ident(&parse("resource.object == 2"), "object"));
+    }
+
+    #[test]
+    fn object_is_only_converted_for_rules_that_read_it() {
+        // A rule reading `object` after one that does not still sees it.
+        let e = pack(vec![
+            rule("a", None, "resource.minNodes == 2", None),
+            rule("b", None, "object.min_instances == 0", None),
+        ]);
+        let out = run(&e, &cluster(2)).expect("evaluates");
+        let ids: Vec<&str> = out.violations.iter().map(|v| v.rule.as_str()).collect();
+        assert_eq!(ids, ["b"]);
+    }
+
+    #[test]
     fn json_numbers_are_cel_ints() {
         let e = pack(vec![rule(
             "n",
@@ -744,14 +944,10 @@ mod tests {
         assert!(Pack::decode(b"nope").is_err());
         // A corrupt expression blob is a rule error, not a panic.
         let mut wire = WirePack::decode(&bytes).expect("outline");
+        wire.rules[0].when = None;
         wire.rules[0].assert = vec![0xff, 0xff, 0xff];
         let broken = Evaluator {
-            rules: vec![CompiledRule {
-                when: None,
-                assert: Lazy::new(vec![0xff; 3]),
-                message: None,
-                severity: None,
-            }],
+            rules: vec![CompiledRule::default()],
             wire,
         };
         let err = broken

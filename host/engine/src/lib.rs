@@ -162,7 +162,14 @@ impl Engine {
         pool.total_memories(slots * 4);
         pool.total_tables(slots * 4);
         pool.max_memory_size(config.memory_limit);
+        // Keep up to 1 MiB of each memory slot mapped between instances and reset
+        // only the pages the last instance dirtied, found with `PAGEMAP_SCAN`
+        // (Linux 6.7+; elsewhere wasmtime falls back to memset). Without the scan,
+        // every fresh instance memset 1 MiB and then took ~20 page faults (a few µs
+        // each in a VM): together about a third of an evaluation of `{}`.
+        // Measurements: docs/benchmarks.md, section 1.
         pool.linear_memory_keep_resident(1 << 20);
+        pool.pagemap_scan(wasmtime::Enabled::Auto);
         pool.table_keep_resident(1 << 16);
         wc.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
         let engine = wasmtime::Engine::new(&wc)?;

@@ -1,0 +1,175 @@
+//! A fixed number of evaluations of one benchmark document, for instruction-count
+//! profiles that the shared machine's load cannot skew:
+//!
+//! ```sh
+//! cargo build --profile bench -p computeguard-benches --example profile
+//! valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out \
+//!     target/release/examples/profile native k8s_h100_inference 200
+//! callgrind_annotate /tmp/cg.out | head -40
+//! ```
+//!
+//! Modes: `native` (prepared evaluator), `native_fresh` (pack decode + evaluate),
+//! `component` (`Policy::evaluate`, fresh instance). The document is a
+//! `benches/src/lib.rs` id or `empty_document`. Setup (compiling the pack, loading
+//! the component) runs once before the loop; subtract a run with 0 iterations to
+//! get the loop alone. See docs/benchmarks.md.
+
+use computeguard_benches::{AS_OF, BUILTIN_PACK, BUILTIN_PACK_PATH, DOCUMENTS, EMPTY_DOCUMENT};
+use computeguard_engine::{Engine, EngineConfig, Request};
+use computeguard_policy_core::eval::{Evaluator, Input};
+use computeguard_policy_core::model::Source;
+use std::hint::black_box;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(mode), Some(doc), Some(n)) = (args.get(1), args.get(2), args.get(3)) else {
+        eprintln!("usage: profile native|native_fresh|component <document-id> <iterations>");
+        return ExitCode::from(2);
+    };
+    let Ok(n) = n.parse::<u32>() else {
+        eprintln!("iterations must be a number, got `{n}`");
+        return ExitCode::from(2);
+    };
+    let json = if doc == "empty_document" || mode == "compose" {
+        EMPTY_DOCUMENT
+    } else if let Some(d) = DOCUMENTS.iter().find(|d| d.id == doc) {
+        d.json
+    } else {
+        eprintln!("unknown document `{doc}`");
+        return ExitCode::from(2);
+    };
+    let settings = serde_json::json!({});
+    let mut findings = 0;
+    match mode.as_str() {
+        "native" | "native_fresh" => {
+            let pack = match computeguard_compiler::compile(BUILTIN_PACK_PATH, BUILTIN_PACK) {
+                Ok(c) => c.pack,
+                Err(d) => {
+                    eprintln!("the built-in pack does not compile: {d:?}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let encoded = pack.encode();
+            let prepared = Evaluator::new(pack);
+            for _ in 0..n {
+                let fresh;
+                let e = if mode == "native" {
+                    &prepared
+                } else {
+                    match Evaluator::from_bytes(black_box(&encoded)) {
+                        Ok(e) => {
+                            fresh = e;
+                            &fresh
+                        }
+                        Err(e) => {
+                            eprintln!("{e}");
+                            return ExitCode::FAILURE;
+                        }
+                    }
+                };
+                let document: serde_json::Value = match serde_json::from_str(black_box(json)) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        eprintln!("{e}");
+                        return ExitCode::FAILURE;
+                    }
+                };
+                match e.evaluate(&Input {
+                    document: &document,
+                    source: Source::Unknown,
+                    settings: &settings,
+                    as_of: AS_OF,
+                }) {
+                    Ok(out) => findings += out.violations.len(),
+                    Err(e) => {
+                        eprintln!("{e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+        }
+        "component" => {
+            // The default cache directory (`$COMPUTEGUARD_CACHE_DIR`) keeps Cranelift
+            // out of the profile after the first run.
+            // One pooling slot: a profile needs no more, and a small reservation.
+            let engine = match Engine::new(EngineConfig {
+                max_concurrent_instances: 1,
+                ..EngineConfig::default()
+            }) {
+                Ok(e) => e,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let Some(builtin) = computeguard_builtins::BUILTINS
+                .iter()
+                .find(|b| b.name == "computeguard-builtin")
+            else {
+                eprintln!("the built-in component is not embedded");
+                return ExitCode::FAILURE;
+            };
+            // `PROFILE_COMPONENT=file.wasm` profiles another build of the component
+            // (see the `compose` mode).
+            let bytes = match std::env::var_os("PROFILE_COMPONENT") {
+                Some(path) => match std::fs::read(&path) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        eprintln!("{}: {e}", path.to_string_lossy());
+                        return ExitCode::FAILURE;
+                    }
+                },
+                None => builtin.component.to_vec(),
+            };
+            let policy = match engine.load(&bytes, "builtin:computeguard-builtin") {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let request = Request::new(json, AS_OF);
+            for _ in 0..n {
+                match policy.evaluate(black_box(&request)) {
+                    Ok(r) => findings += r.violations.len(),
+                    Err(e) => {
+                        eprintln!("{e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+        }
+        "compose" => {
+            // `profile compose RUNTIME.wasm OUT.wasm`: the built-in pack joined with
+            // another build of the runtime (e.g. another opt-level), for A/B runs.
+            let pack = match computeguard_compiler::compile(BUILTIN_PACK_PATH, BUILTIN_PACK) {
+                Ok(c) => c.pack,
+                Err(d) => {
+                    eprintln!("the built-in pack does not compile: {d:?}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let (runtime, out) = (doc, args.get(4));
+            let _ = json;
+            let Some(out) = out else {
+                eprintln!("usage: profile compose RUNTIME.wasm 0 OUT.wasm");
+                return ExitCode::from(2);
+            };
+            let composed = std::fs::read(runtime)
+                .map_err(|e| e.to_string())
+                .and_then(|r| computeguard_compiler::compose(&r, &pack).map_err(|e| e.to_string()))
+                .and_then(|c| std::fs::write(out, c).map_err(|e| e.to_string()));
+            if let Err(e) = composed {
+                eprintln!("{e}");
+                return ExitCode::FAILURE;
+            }
+        }
+        other => {
+            eprintln!("unknown mode `{other}`");
+            return ExitCode::from(2);
+        }
+    }
+    println!("{findings} finding(s) over {n} evaluation(s)");
+    ExitCode::SUCCESS
+}
