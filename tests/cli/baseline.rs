@@ -3,23 +3,6 @@
 use crate::*;
 use serde_json::Value;
 
-const CLUSTER: &str = "$schema: https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json
-name: gpu-cluster
-type: amlcompute
-size: Standard_NC6
-min_instances: 2
-max_instances: 4
-";
-
-fn check(dir: &std::path::Path, args: &[&str]) -> Result<(i32, Value), Box<dyn std::error::Error>> {
-    let mut all = vec!["check", "--format", "json", "--as-of", "2026-11-22"];
-    all.extend_from_slice(args);
-    let out = run_in(dir, &all)?;
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("{e}: {} {}", stdout(&out), stderr(&out)))?;
-    Ok((code(&out), v))
-}
-
 fn rules(report: &Value) -> Vec<(String, String)> {
     report["findings"]
         .as_array()
@@ -41,10 +24,11 @@ fn adopt_then_only_new_findings_fail() -> Result<(), Box<dyn std::error::Error>>
     let dir = tempfile::tempdir()?;
     let infra = dir.path().join("infra");
     std::fs::create_dir(&infra)?;
-    std::fs::write(infra.join("legacy.yml"), CLUSTER)?;
+    std::fs::write(infra.join("legacy.yml"), RETIRED_CLUSTER)?;
 
     // Adopt: every current finding goes into the baseline, and the run passes.
-    let (code, report) = check(dir.path(), &["infra", "--write-baseline", "baseline.json"])?;
+    let (code, report) =
+        check_json_in(dir.path(), &["infra", "--write-baseline", "baseline.json"])?;
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["summary"]["baselined"], 2);
     let written: Value =
@@ -55,21 +39,21 @@ fn adopt_then_only_new_findings_fail() -> Result<(), Box<dyn std::error::Error>>
     assert_eq!(entries[0]["file"], "infra/legacy.yml");
     assert_eq!(entries[0]["fingerprint"].as_str().map(str::len), Some(64));
 
-    let (code, report) = check(dir.path(), &["infra", "--baseline", "baseline.json"])?;
+    let (code, report) = check_json_in(dir.path(), &["infra", "--baseline", "baseline.json"])?;
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(rules(&report), Vec::<(String, String)>::new());
 
     // Unrelated edits above the findings move their lines: still in the baseline.
     std::fs::write(
         infra.join("legacy.yml"),
-        format!("# owned by the platform team\n# see the runbook\n{CLUSTER}"),
+        format!("# owned by the platform team\n# see the runbook\n{RETIRED_CLUSTER}"),
     )?;
     // A new violation in a new file, and one in the legacy file (a new line content).
     std::fs::write(
         infra.join("new.yml"),
-        CLUSTER.replace("gpu-cluster", "new-cluster"),
+        RETIRED_CLUSTER.replace("gpu-cluster", "new-cluster"),
     )?;
-    let (code, report) = check(dir.path(), &["infra", "--baseline", "baseline.json"])?;
+    let (code, report) = check_json_in(dir.path(), &["infra", "--baseline", "baseline.json"])?;
     assert_eq!(code, 1, "{report:#}");
     assert_eq!(
         rules(&report),
@@ -84,9 +68,9 @@ fn adopt_then_only_new_findings_fail() -> Result<(), Box<dyn std::error::Error>>
     std::fs::remove_file(infra.join("new.yml"))?;
     std::fs::write(
         infra.join("legacy.yml"),
-        CLUSTER.replace("min_instances: 2", "min_instances: 3"),
+        RETIRED_CLUSTER.replace("min_instances: 2", "min_instances: 3"),
     )?;
-    let (_, report) = check(
+    let (_, report) = check_json_in(
         dir.path(),
         &["infra", "--baseline", "baseline.json", "--show-suppressed"],
     )?;
@@ -109,7 +93,7 @@ fn a_broken_baseline_is_exit_2_naming_file_and_line() -> Result<(), Box<dyn std:
         dir.path().join("b.json"),
         "{\n  \"version\": 1,\n  \"findings\": [\n}\n",
     )?;
-    std::fs::write(dir.path().join("a.yml"), CLUSTER)?;
+    std::fs::write(dir.path().join("a.yml"), RETIRED_CLUSTER)?;
     let out = run_in(dir.path(), &["check", "--baseline", "b.json", "a.yml"])?;
     assert_eq!(code(&out), 2);
     assert!(

@@ -337,13 +337,13 @@ fn github_commands_parse_and_match_the_findings() -> Result<(), Box<dyn std::err
 }
 
 #[test]
-fn text_has_a_code_frame_with_a_caret_and_a_summary() {
+fn text_has_a_code_frame_with_a_caret_and_a_summary() -> Result<(), String> {
     let (_, text) = check_format("text", &["tests/fixtures/azureml/gpu-cluster-idle-nc6.yml"]);
     let lines: Vec<&str> = text.lines().collect();
     let at = lines
         .iter()
         .position(|l| l.starts_with("warning[min-nodes-zero]: "))
-        .unwrap_or_else(|| panic!("{text}"));
+        .ok_or_else(|| format!("no min-nodes-zero warning in:\n{text}"))?;
     assert_eq!(
         lines[at + 1],
         "  --> tests/fixtures/azureml/gpu-cluster-idle-nc6.yml:7:1"
@@ -364,6 +364,7 @@ fn text_has_a_code_frame_with_a_caret_and_a_summary() {
         "{summary}"
     );
     assert!(!text.contains('\x1b'), "NO_COLOR and a pipe: no colour");
+    Ok(())
 }
 
 /// Runs the binary with a pseudo-terminal as stdout and stderr (`script` from util-linux).

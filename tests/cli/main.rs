@@ -106,3 +106,27 @@ pub fn triples(list: &[(&str, &str, u64)]) -> Vec<(String, String, u64)> {
         .map(|(r, f, l)| (r.to_string(), f.to_string(), *l))
         .collect()
 }
+
+/// An Azure ML cluster on a retired size (`sku-retired`, line 4) that keeps two idle
+/// nodes (`min-nodes-zero`, line 5).
+pub const RETIRED_CLUSTER: &str =
+    "$schema: https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json
+name: gpu-cluster
+type: amlcompute
+size: Standard_NC6
+min_instances: 2
+max_instances: 4
+";
+
+/// `check --format json --as-of 2026-11-22 ARGS` run in `dir`; returns (exit code, report).
+pub fn check_json_in(
+    dir: &Path,
+    args: &[&str],
+) -> Result<(i32, Value), Box<dyn std::error::Error>> {
+    let mut all = vec!["check", "--format", "json", "--as-of", "2026-11-22"];
+    all.extend_from_slice(args);
+    let out = run_in(dir, &all)?;
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("{e}: {} {}", stdout(&out), stderr(&out)))?;
+    Ok((code(&out), v))
+}

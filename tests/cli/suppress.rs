@@ -3,24 +3,6 @@
 
 use crate::*;
 use serde_json::Value;
-use std::path::Path;
-
-const CLUSTER: &str = "$schema: https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json
-name: gpu-cluster
-type: amlcompute
-size: Standard_NC6
-min_instances: 2
-max_instances: 4
-";
-
-fn json_in(dir: &Path, args: &[&str]) -> Result<(i32, Value), Box<dyn std::error::Error>> {
-    let mut all = vec!["check", "--format", "json", "--as-of", "2026-11-22"];
-    all.extend_from_slice(args);
-    let out = run_in(dir, &all)?;
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("{e}: {} {}", stdout(&out), stderr(&out)))?;
-    Ok((code(&out), v))
-}
 
 fn rules_of(report: &Value) -> Vec<(String, u64, bool)> {
     report["findings"]
@@ -48,17 +30,17 @@ fn owned(list: &[(&str, u64, bool)]) -> Vec<(String, u64, bool)> {
 #[test]
 fn inline_yaml_suppression_and_show_suppressed() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let text = CLUSTER.replace(
+    let text = RETIRED_CLUSTER.replace(
         "size: Standard_NC6\n",
         "# computeguard:ignore sku-retired replaced by the Q3 migration\nsize: Standard_NC6\n",
     );
     std::fs::write(dir.path().join("cluster.yml"), text)?;
-    let (code, report) = json_in(dir.path(), &["cluster.yml"])?;
+    let (code, report) = check_json_in(dir.path(), &["cluster.yml"])?;
     assert_eq!(code, 0, "the error is suppressed: {report:#}");
     assert_eq!(rules_of(&report), owned(&[("min-nodes-zero", 6, false)]));
     assert_eq!(report["summary"]["suppressed"], 1);
 
-    let (code, report) = json_in(dir.path(), &["cluster.yml", "--show-suppressed"])?;
+    let (code, report) = check_json_in(dir.path(), &["cluster.yml", "--show-suppressed"])?;
     assert_eq!(code, 0, "shown, still not counted");
     assert_eq!(
         rules_of(&report),
@@ -84,12 +66,12 @@ fn inline_yaml_suppression_and_show_suppressed() -> Result<(), Box<dyn std::erro
 fn suppression_without_reason_is_a_warning_and_suppresses_nothing()
 -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let text = CLUSTER.replace(
+    let text = RETIRED_CLUSTER.replace(
         "min_instances: 2\n",
         "min_instances: 2 # computeguard:ignore min-nodes-zero\n",
     );
     std::fs::write(dir.path().join("cluster.yml"), text)?;
-    let (_, report) = json_in(dir.path(), &["cluster.yml"])?;
+    let (_, report) = check_json_in(dir.path(), &["cluster.yml"])?;
     assert_eq!(
         rules_of(&report),
         owned(&[
@@ -113,7 +95,7 @@ fn suppression_without_reason_is_a_warning_and_suppresses_nothing()
         dir.path().join("computeguard.yaml"),
         "rules:\n  suppression-missing-reason: off\n",
     )?;
-    let (code, report) = json_in(dir.path(), &["cluster.yml"])?;
+    let (code, report) = check_json_in(dir.path(), &["cluster.yml"])?;
     assert_eq!(code, 1);
     assert_eq!(
         rules_of(&report),
@@ -130,7 +112,7 @@ fn json_files_are_suppressed_by_config_pointer() -> Result<(), Box<dyn std::erro
         dir.path().join("arm/cluster.json"),
         "{\n  \"$schema\": \"https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json\",\n  \"name\": \"gpu-cluster\",\n  \"type\": \"amlcompute\",\n  \"size\": \"Standard_NC6\",\n  \"min_instances\": 2\n}\n",
     )?;
-    let (_, report) = json_in(dir.path(), &["arm"])?;
+    let (_, report) = check_json_in(dir.path(), &["arm"])?;
     assert_eq!(
         rules_of(&report),
         owned(&[("sku-retired", 5, false), ("min-nodes-zero", 6, false)])
@@ -139,7 +121,7 @@ fn json_files_are_suppressed_by_config_pointer() -> Result<(), Box<dyn std::erro
         dir.path().join("computeguard.yaml"),
         "ignore:\n  - rule: min-nodes-zero\n    paths: [\"arm/*.json\"]\n    pointer: /min_instances\n    reason: warm pool for the nightly SLA\n  - rule: sku-retired\n    paths: [\"arm/*.json\"]\n    pointer: /resources/0\n    reason: points elsewhere, so it does not apply\n",
     )?;
-    let (code, report) = json_in(dir.path(), &["arm", "--show-suppressed"])?;
+    let (code, report) = check_json_in(dir.path(), &["arm", "--show-suppressed"])?;
     assert_eq!(code, 1, "sku-retired is still an error");
     assert_eq!(
         rules_of(&report),
@@ -154,7 +136,7 @@ fn json_files_are_suppressed_by_config_pointer() -> Result<(), Box<dyn std::erro
 fn suppressed_findings_are_marked_in_sarif_junit_and_github()
 -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let text = CLUSTER.replace(
+    let text = RETIRED_CLUSTER.replace(
         "min_instances: 2\n",
         "min_instances: 2 # computeguard:ignore min-nodes-zero warm pool\n",
     );
