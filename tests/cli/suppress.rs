@@ -191,3 +191,74 @@ fn suppressed_findings_are_marked_in_sarif_junit_and_github()
     assert!(line.ends_with("(suppressed: warm pool)"), "{line}");
     Ok(())
 }
+
+const TF_CLUSTER: &str = r#"resource "azurerm_machine_learning_compute_cluster" "gpu" {
+  name                          = "gpu-cluster"
+  location                      = "eastus"
+  machine_learning_workspace_id = "x"
+  vm_size                       = "Standard_NC6"
+  vm_priority                   = "Dedicated"
+  scale_settings {
+    min_node_count                       = 2
+    max_node_count                       = 4
+    scale_down_nodes_after_idle_duration = "PT30S"
+  }
+}
+"#;
+
+const BICEP_CLUSTER: &str =
+    "resource cluster 'Microsoft.MachineLearningServices/workspaces/computes@2024-04-01' = {
+  name: 'ws/gpu-cluster'
+  location: 'eastus'
+  properties: {
+    computeType: 'AmlCompute'
+    properties: {
+      vmSize: 'Standard_NC6'
+      scaleSettings: {
+        minNodeCount: 2
+        maxNodeCount: 4
+      }
+    }
+  }
+}
+";
+
+#[test]
+fn terraform_and_bicep_use_their_own_comment_syntax() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let tf = TF_CLUSTER
+        .replace(
+            "  vm_size ",
+            "  # computeguard:ignore sku-retired replaced in Q3\n  vm_size ",
+        )
+        .replace(
+            "= 2\n",
+            "= 2 // computeguard:ignore min-nodes-zero warm pool\n",
+        );
+    std::fs::write(dir.path().join("main.tf"), tf)?;
+    let (code, report) = check_json_in(dir.path(), &["main.tf", "--show-suppressed"])?;
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(
+        rules_of(&report),
+        owned(&[("sku-retired", 6, true), ("min-nodes-zero", 9, true)])
+    );
+
+    // Bicep line comments are `//`; a block comment is not a suppression.
+    let bicep = BICEP_CLUSTER
+        .replace(
+            "      vmSize",
+            "      // computeguard:ignore sku-retired replaced in Q3\n      vmSize",
+        )
+        .replace(
+            "        minNodeCount: 2\n",
+            "        minNodeCount: 2 /* computeguard:ignore min-nodes-zero warm pool */\n",
+        );
+    std::fs::write(dir.path().join("main.bicep"), &bicep)?;
+    let (_, report) = check_json_in(dir.path(), &["main.bicep", "--show-suppressed"])?;
+    assert_eq!(
+        rules_of(&report),
+        owned(&[("sku-retired", 8, true), ("min-nodes-zero", 10, false)]),
+        "{report:#}"
+    );
+    Ok(())
+}
