@@ -150,8 +150,10 @@ impl Config {
             return Err(fail("", "the configuration must be a mapping".into()));
         };
         for key in root.keys() {
-            if !["asOf", "regions", "rules", "policies", "settings", "ignore", "webhook"]
-                .contains(&key.as_str())
+            if ![
+                "asOf", "regions", "rules", "policies", "settings", "ignore", "webhook",
+            ]
+            .contains(&key.as_str())
             {
                 return Err(fail(
                     &format!("/{key}"),
@@ -311,8 +313,6 @@ impl Config {
                             "`paths` must be a list of glob patterns".into(),
                         )
                     })?;
-                let mut set = globset::GlobSetBuilder::new();
-                for g in &globs {
                 let pointer = match obj.get("pointer") {
                     None => None,
                     Some(Value::String(p)) if p.is_empty() || p.starts_with('/') => Some(p.clone()),
@@ -323,6 +323,8 @@ impl Config {
                         ));
                     }
                 };
+                let mut set = globset::GlobSetBuilder::new();
+                for g in &globs {
                     set.add(globset::Glob::new(g).map_err(|e| {
                         fail(&format!("{ptr}/paths"), format!("bad glob `{g}`: {e}"))
                     })?);
@@ -330,9 +332,9 @@ impl Config {
                 cfg.ignore.push(Ignore {
                     rule: rule.to_string(),
                     paths: set.build().map_err(|e| fail(&ptr, e.to_string()))?,
+                    pointer,
                     reason: reason.to_string(),
                 });
-                    pointer,
             }
         }
         if let Some(w) = root.get("webhook") {
@@ -442,8 +444,6 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_file_and_line() {
-    #[test]
     fn ignore_pointer_covers_the_field_and_below() -> Result<()> {
         let text = "ignore:\n  - rule: sku-retired\n    paths: [\"arm/*.json\"]\n    pointer: /resources/0/properties\n    reason: replaced in Q3\n";
         let c = Config::parse(Path::new("/repo/computeguard.yaml"), text)?;
@@ -470,6 +470,8 @@ mod tests {
         Ok(())
     }
 
+    #[test]
+    fn errors_name_file_and_line() {
         let err =
             Config::parse(Path::new("cg.yaml"), "regions:\n  allowed: eastus\n").expect_err("bad");
         assert_eq!(
