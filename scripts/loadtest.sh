@@ -15,7 +15,8 @@ WORK=$(mktemp -d)
 trap 'kill "${SERVER:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 rustup target add wasm32-wasip2 >/dev/null
-cargo build --release -p computeguard -p computeguard-server --example loadgen
+cargo build --release -p computeguard
+cargo build --release -p computeguard-server --example loadgen
 BIN=target/release/computeguard
 LOADGEN=target/release/examples/loadgen
 "$LOADGEN" certs "$WORK" >/dev/null

@@ -1,0 +1,205 @@
+//! `computeguard serve` as a process: the CLI wiring of the webhook (config file,
+//! `webhook:` section, SIGHUP reload, JSON logs, SIGTERM drain). The server's own
+//! behaviour is tested in `host/server/tests/e2e.rs`.
+
+use crate::computeguard;
+use computeguard_server::client::{CertificateDer, Connection, tls_config};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn certs(dir: &Path) -> CertificateDer<'static> {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("key");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).expect("ca");
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().expect("key");
+    let leaf = CertificateParams::new(vec!["localhost".to_string()])
+        .expect("params")
+        .signed_by(&key, &issuer)
+        .expect("leaf");
+    std::fs::write(dir.join("tls.crt"), leaf.pem()).expect("write");
+    std::fs::write(dir.join("tls.key"), key.serialize_pem()).expect("write");
+    ca.der().clone()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn review(uid: &str) -> Vec<u8> {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "serve", "namespace": "ml", "labels": {"computeguard.io/workload": "inference"}},
+        "spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5"},
+            "tolerations": [{"key": "sku", "operator": "Exists"}],
+            "containers": [{"name": "m", "image": "busybox:1.36", "resources": {"limits": {"nvidia.com/gpu": 8}}}]}});
+    serde_json::to_vec(
+        &json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": uid, "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "namespace": "ml", "name": "serve", "operation": "CREATE", "object": pod}}),
+    )
+    .expect("json")
+}
+
+fn signal(child: &Child, sig: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{sig}"), &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+#[test]
+fn serve_runs_from_the_config_reloads_on_sighup_and_drains_on_sigterm() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca = certs(dir.path());
+    let config = dir.path().join("computeguard.yaml");
+    let write_config = |enforcement: &str| {
+        std::fs::write(
+            &config,
+            format!(
+                "asOf: 2026-11-22\nwebhook:\n  enforcement:\n    no-infiniband-for-inference: {enforcement}\n"
+            ),
+        )
+        .expect("write config");
+    };
+    write_config("deny");
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+    let mut child = computeguard()
+        .args(["serve", "--addr", &addr.to_string(), "--log-format", "json"])
+        .args(["--watch-interval", "3600"]) // only SIGHUP reloads in this test
+        .arg("--tls-cert")
+        .arg(dir.path().join("tls.crt"))
+        .arg("--tls-key")
+        .arg(dir.path().join("tls.key"))
+        .arg("--config")
+        .arg(&config)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn serve");
+    // Collect the JSON log lines as they come.
+    let (tx, logs) = mpsc::channel::<String>();
+    let stderr = child.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen: Vec<String> = Vec::new();
+    let wait_log = |seen: &mut Vec<String>, needle: &str| -> bool {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if seen.iter().any(|l| l.contains(needle)) {
+                return true;
+            }
+            if let Ok(l) = logs.recv_timeout(Duration::from_millis(200)) {
+                seen.push(l);
+            }
+        }
+        false
+    };
+    assert!(wait_log(&mut seen, "webhook serving"), "the server starts");
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let tls = tls_config(ca).expect("tls");
+    let post = |uid: &'static str| -> Value {
+        rt.block_on(async {
+            let mut c = Connection::open(addr, "localhost", tls.clone())
+                .await
+                .expect("connect");
+            let (status, body) = c.post("/validate", review(uid)).await.expect("post");
+            assert_eq!(status.as_u16(), 200);
+            serde_json::from_slice::<Value>(&body).expect("json")["response"].clone()
+        })
+    };
+    let r = post("first");
+    assert_eq!(r["allowed"], false, "enforcement from the config: {r}");
+    assert!(
+        r["status"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("[no-infiniband-for-inference]")),
+        "{r}"
+    );
+    // One JSON object per request, with the uid and the verdict.
+    assert!(
+        wait_log(&mut seen, r#""uid":"first""#),
+        "request logged: {seen:?}"
+    );
+    let line = seen
+        .iter()
+        .find(|l| l.contains(r#""uid":"first""#))
+        .expect("log line");
+    let v: Value = serde_json::from_str(line).expect("a JSON log line");
+    assert_eq!(v["fields"]["verdict"], "denied", "{line}");
+
+    write_config("warn");
+    signal(&child, "HUP");
+    assert!(
+        wait_log(&mut seen, "policies and configuration reloaded"),
+        "{seen:?}"
+    );
+    let r = post("second");
+    assert_eq!(r["allowed"], true, "reloaded config: {r}");
+    assert!(
+        r["warnings"][0]
+            .as_str()
+            .is_some_and(|w| w.starts_with("[no-infiniband-for-inference]"))
+    );
+
+    signal(&child, "TERM");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break Some(s);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "SIGTERM stops the server cleanly: {status:?}"
+    );
+}
+
+#[test]
+fn serve_refuses_a_bad_webhook_section_with_its_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    certs(dir.path());
+    let config = dir.path().join("computeguard.yaml");
+    std::fs::write(
+        &config,
+        "webhook:\n  enforcement:\n    sku-retired: block\n",
+    )
+    .expect("write");
+    let out = computeguard()
+        .args(["serve", "--addr", "127.0.0.1:1"])
+        .arg("--tls-cert")
+        .arg(dir.path().join("tls.crt"))
+        .arg("--tls-key")
+        .arg(dir.path().join("tls.key"))
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("computeguard.yaml:3:") && err.contains("expected deny, warn or audit"),
+        "{err}"
+    );
+}
