@@ -29,6 +29,19 @@ fn certs(dir: &Path) -> CertificateDer<'static> {
     ca.der().clone()
 }
 
+/// `computeguard serve` on `addr` with the certificate and `computeguard.yaml` in `dir`.
+fn serve(dir: &Path, addr: &str) -> std::process::Command {
+    let mut cmd = computeguard();
+    cmd.args(["serve", "--addr", addr])
+        .arg("--tls-cert")
+        .arg(dir.join("tls.crt"))
+        .arg("--tls-key")
+        .arg(dir.join("tls.key"))
+        .arg("--config")
+        .arg(dir.join("computeguard.yaml"));
+    cmd
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -74,15 +87,9 @@ fn serve_runs_from_the_config_reloads_on_sighup_and_drains_on_sigterm() {
     };
     write_config("deny");
     let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-    let mut child = computeguard()
-        .args(["serve", "--addr", &addr.to_string(), "--log-format", "json"])
+    let mut child = serve(dir.path(), &addr.to_string())
+        .args(["--log-format", "json"])
         .args(["--watch-interval", "3600"]) // only SIGHUP reloads in this test
-        .arg("--tls-cert")
-        .arg(dir.path().join("tls.crt"))
-        .arg("--tls-key")
-        .arg(dir.path().join("tls.key"))
-        .arg("--config")
-        .arg(&config)
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn serve");
@@ -186,16 +193,7 @@ fn serve_refuses_a_bad_webhook_section_with_its_line() {
         "webhook:\n  enforcement:\n    sku-retired: block\n",
     )
     .expect("write");
-    let out = computeguard()
-        .args(["serve", "--addr", "127.0.0.1:1"])
-        .arg("--tls-cert")
-        .arg(dir.path().join("tls.crt"))
-        .arg("--tls-key")
-        .arg(dir.path().join("tls.key"))
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .expect("run");
+    let out = serve(dir.path(), "127.0.0.1:1").output().expect("run");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

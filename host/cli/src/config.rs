@@ -11,26 +11,8 @@ use std::path::{Path, PathBuf};
 /// The file name looked up from the working directory upwards.
 pub const FILE_NAME: &str = "computeguard.yaml";
 
-/// A severity override: a level, or `off`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    Error,
-    Warning,
-    Info,
-    Off,
-}
-
-impl Level {
-    pub fn parse(s: &str) -> Option<Level> {
-        match s {
-            "error" => Some(Level::Error),
-            "warning" => Some(Level::Warning),
-            "info" => Some(Level::Info),
-            "off" => Some(Level::Off),
-            _ => None,
-        }
-    }
-}
+/// A severity override: a level, or `off` (the same type the webhook applies).
+pub use computeguard_server::Level;
 
 /// A policy file, optionally pinned: `path.wasm@sha256:<hex>` on the command line or
 /// `{path: ..., digest: sha256:<hex>}` in the config. For a `.wasm` the digest is of

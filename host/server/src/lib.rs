@@ -35,7 +35,7 @@ pub use review::{Decision, Level, LoadedPolicy, Mode, PolicySet, Verdict};
 
 use arc_swap::ArcSwap;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -286,6 +286,14 @@ fn stamps(files: &[PathBuf]) -> FileStamps {
         .collect()
 }
 
+fn count_reload(state: &State, result: &'static str) {
+    state
+        .metrics
+        .reloads
+        .get_or_create(&metrics::ReloadLabels { result })
+        .inc();
+}
+
 /// Re-reads the certificate and reloads the policy set when their files change or a
 /// reload is requested.
 async fn watch(state: Arc<State>, interval: Duration) {
@@ -314,11 +322,7 @@ async fn watch(state: Arc<State>, interval: Duration) {
                 let n = set.policies.len();
                 state.set.store(Arc::new(set));
                 state.metrics.policies.set(n as i64);
-                state
-                    .metrics
-                    .reloads
-                    .get_or_create(&metrics::ReloadLabels { result: "success" })
-                    .inc();
+                count_reload(&state, "success");
                 info!(
                     policies = n,
                     took_ms = started.elapsed().as_millis() as u64,
@@ -326,19 +330,11 @@ async fn watch(state: Arc<State>, interval: Duration) {
                 );
             }
             Ok(Err(e)) => {
-                state
-                    .metrics
-                    .reloads
-                    .get_or_create(&metrics::ReloadLabels { result: "failure" })
-                    .inc();
+                count_reload(&state, "failure");
                 error!(error = %e, "RELOAD FAILED: the new policies or configuration are broken; the previous set keeps serving");
             }
             Err(e) => {
-                state
-                    .metrics
-                    .reloads
-                    .get_or_create(&metrics::ReloadLabels { result: "failure" })
-                    .inc();
+                count_reload(&state, "failure");
                 error!(error = %e, "RELOAD FAILED: the loader panicked; the previous set keeps serving");
             }
         }
@@ -415,34 +411,18 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
     let started = Instant::now();
     let set = state.set.load_full();
     let limit = set.webhook.limits.max_request_bytes;
-    let declared = req
-        .headers()
-        .get(hyper::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        count(state, endpoint, "too_large");
-        return problem(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &format!(
-                "the request body is larger than the {limit}-byte limit (webhook.limits.maxRequestBytes)"
-            ),
-        );
-    }
-    let body = match Limited::new(req.into_body(), limit).collect().await {
-        Ok(b) => b.to_bytes(),
+    let body = match read_body(req.into_body(), limit).await {
+        Ok(Some(b)) => b,
+        Ok(None) => {
+            count(state, endpoint, "too_large");
+            return problem(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!(
+                    "the request body is larger than the {limit}-byte limit (webhook.limits.maxRequestBytes)"
+                ),
+            );
+        }
         Err(e) => {
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some()
-            {
-                count(state, endpoint, "too_large");
-                return problem(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    &format!(
-                        "the request body is larger than the {limit}-byte limit (webhook.limits.maxRequestBytes)"
-                    ),
-                );
-            }
             count(state, endpoint, "bad_request");
             return problem(
                 StatusCode::BAD_REQUEST,
@@ -520,6 +500,25 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
         "admission"
     );
     json_ok(&decision.answer.to_review(&review.uid))
+}
+
+/// Reads a body of at most `limit` bytes; `Ok(None)` when it is larger. An oversize
+/// body is still read (and discarded) up to 4 x `limit`, so the client gets the 413
+/// on a connection it has finished writing to, instead of a reset mid-write.
+async fn read_body(mut body: Incoming, limit: usize) -> Result<Option<Bytes>, hyper::Error> {
+    let mut buf = Vec::new();
+    let mut total = 0usize;
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame?.into_data() {
+            total += data.len();
+            if total <= limit {
+                buf.extend_from_slice(&data);
+            } else if total > limit.saturating_mul(4) {
+                break;
+            }
+        }
+    }
+    Ok((total <= limit).then(|| Bytes::from(buf)))
 }
 
 fn overloaded(set: &PolicySet, mode: Mode) -> admission::Answer {

@@ -19,6 +19,19 @@ pub enum Level {
     Off,
 }
 
+impl Level {
+    /// Parses `error`, `warning`, `info` or `off`.
+    pub fn parse(s: &str) -> Option<Level> {
+        match s {
+            "error" => Some(Level::Error),
+            "warning" => Some(Level::Warning),
+            "info" => Some(Level::Info),
+            "off" => Some(Level::Off),
+            _ => None,
+        }
+    }
+}
+
 /// A policy and the settings (JSON text, already validated) it runs with.
 pub struct LoadedPolicy {
     pub policy: Policy,

@@ -394,39 +394,19 @@ async fn validate_denies_warns_and_allows() {
     let (status, body) = c.get("/metrics").await.expect("metrics");
     assert_eq!(status, StatusCode::OK);
     let text = String::from_utf8_lossy(&body);
-    assert!(
-        text.contains(
-            r#"computeguard_admission_requests_total{endpoint="validate",verdict="denied"} 1"#
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains(
-            r#"computeguard_admission_requests_total{endpoint="validate",verdict="warned"} 1"#
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains(
-            r#"computeguard_admission_requests_total{endpoint="validate",verdict="allowed"} 1"#
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains(
-            r#"computeguard_admission_requests_total{endpoint="validate",verdict="skipped"} 1"#
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains(r#"computeguard_violations_total{rule="sku-retired",enforcement="deny"} 1"#),
-        "{text}"
-    );
-    assert!(
-        text.contains("computeguard_admission_duration_seconds_bucket"),
-        "{text}"
-    );
-    assert!(text.contains("computeguard_policies_loaded 1"), "{text}");
+    for verdict in ["denied", "warned", "allowed", "skipped"] {
+        let line = format!(
+            r#"computeguard_admission_requests_total{{endpoint="validate",verdict="{verdict}"}} 1"#
+        );
+        assert!(text.contains(&line), "{line} in {text}");
+    }
+    for line in [
+        r#"computeguard_violations_total{rule="sku-retired",enforcement="deny"} 1"#,
+        "computeguard_admission_duration_seconds_bucket",
+        "computeguard_policies_loaded 1",
+    ] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
     s.shutdown().await;
 }
 

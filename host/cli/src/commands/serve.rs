@@ -1,6 +1,6 @@
 //! `computeguard serve`: the admission webhook (see `docs/deploy.md`).
 
-use crate::config::{Config, Level, PolicyRef};
+use crate::config::{Config, PolicyRef};
 use crate::{Outcome, load_config, policies};
 use computeguard_engine::{Engine, EngineConfig};
 use computeguard_server::{BoxError, Loader, PolicySet, ServeOptions, Server};
@@ -72,19 +72,7 @@ impl Loader for CliLoader {
             ..EngineConfig::default()
         })?;
         let loaded = policies::load_all(&engine, &config, &self.extra)?;
-        let levels = config
-            .rules
-            .iter()
-            .map(|(id, l)| {
-                let level = match l {
-                    Level::Error => computeguard_server::Level::Error,
-                    Level::Warning => computeguard_server::Level::Warning,
-                    Level::Info => computeguard_server::Level::Info,
-                    Level::Off => computeguard_server::Level::Off,
-                };
-                (id.clone(), level)
-            })
-            .collect();
+        let levels = config.rules.clone();
         if let Ok(mut w) = self.watched.lock() {
             *w = Self::files(&config, &self.extra);
         }
