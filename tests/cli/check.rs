@@ -308,3 +308,18 @@ fn allowed_geographies_match_areas_and_eu_case_insensitively() -> std::io::Resul
     assert_eq!(rules("United States")?, ["./ch.yml", "./de.yml"]);
     Ok(())
 }
+
+#[test]
+fn verbose_lists_skipped_documents_of_a_multi_document_file() {
+    let file = "tests/fixtures/kubernetes/triton-on-infiniband.yaml";
+    let args = ["check", "--as-of", "2026-11-22", file];
+    let quiet = stdout(&run(&args));
+    assert!(!quiet.contains("kind Namespace"), "{quiet}");
+    let out = stdout(&run(&[&args[..], &["--verbose"]].concat()));
+    let line =
+        format!("skipped {file}:1: document 1 (kind Namespace): no compute resources recognised");
+    assert!(out.contains(&line), "missing `{line}` in:\n{out}");
+    // The Deployment in the same file is checked, not skipped.
+    assert!(!out.contains("document 2"), "{out}");
+    assert!(out.contains("no-infiniband-for-inference"), "{out}");
+}

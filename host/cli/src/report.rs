@@ -165,6 +165,9 @@ pub struct Report {
     pub summary: Summary,
     #[serde(skip)]
     pub skipped: Vec<(String, String)>,
+    /// Documents skipped inside checked files (`file:line`, why); listed by `--verbose`.
+    #[serde(skip)]
+    pub skipped_documents: Vec<(String, String)>,
     /// Findings silenced by an inline comment, `ignore:` or the baseline.
     #[serde(skip)]
     pub suppressed: Vec<Finding>,
@@ -460,7 +463,7 @@ impl Report {
             writeln!(out)?;
         }
         if verbose {
-            for (file, why) in &self.skipped {
+            for (file, why) in self.skipped.iter().chain(&self.skipped_documents) {
                 writeln!(out, "skipped {file}: {why}")?;
             }
         }

@@ -89,6 +89,8 @@ struct FileResult {
     resources: usize,
     suppressed: Vec<Finding>,
     skipped: Option<String>,
+    /// Documents of a multi-document file that declare no compute: `(file:line, why)`.
+    skipped_documents: Vec<(String, String)>,
 }
 
 impl Scan<'_> {
@@ -114,6 +116,7 @@ impl Scan<'_> {
             if let Some(why) = r.skipped {
                 report.skipped.push((path.display().to_string(), why));
             } else {
+                report.skipped_documents.extend(r.skipped_documents);
                 report.checked.push(path.display().to_string());
             }
         }
@@ -299,6 +302,21 @@ impl Scan<'_> {
             }
         }
         out.resources += recognised;
+        if recognised == 0 {
+            let line = doc.positions.locate("").map_or(1, |s| s.line.max(1));
+            let kind = doc
+                .value
+                .get("kind")
+                .and_then(serde_json::Value::as_str)
+                .map_or_else(String::new, |k| format!(" (kind {k})"));
+            out.skipped_documents.push((
+                format!("{name}:{line}"),
+                format!(
+                    "document {}{kind}: no compute resources recognised",
+                    doc.index + 1
+                ),
+            ));
+        }
     }
 }
 
