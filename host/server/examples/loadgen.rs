@@ -277,7 +277,12 @@ async fn run(o: Opts) -> Result<(), Error> {
     {
         let share: Vec<String> = delta
             .iter()
-            .filter(|(le, _)| [0.00025, 0.0005, 0.001, 0.0025, 0.005].contains(le))
+            .filter(|(le, _)| {
+                [
+                    0.00025, 0.0005, 0.00075, 0.001, 0.0015, 0.002, 0.0025, 0.005,
+                ]
+                .contains(le)
+            })
             .map(|(le, n)| format!("<= {} ms: {:.2}%", le * 1000.0, 100.0 * n / total))
             .collect();
         println!("server-side ({} requests): {}", total, share.join("  "));

@@ -41,8 +41,8 @@ pub struct ReloadLabels {
 fn latency_histogram() -> Histogram {
     // 50 µs .. 2.5 s: the interesting range is well under a millisecond.
     Histogram::new([
-        0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-        1.0, 2.5,
+        0.00005, 0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0015, 0.002, 0.0025, 0.005, 0.01,
+        0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
     ])
 }
 
