@@ -323,3 +323,15 @@ fn verbose_lists_skipped_documents_of_a_multi_document_file() {
     assert!(!out.contains("document 2"), "{out}");
     assert!(out.contains("no-infiniband-for-inference"), "{out}");
 }
+
+#[test]
+fn a_bare_admission_request_file_is_checked_like_the_envelope() {
+    // Webhook test data often stores only the `request` of an AdmissionReview.
+    let (code, report) = check_json(&[
+        "tests/fixtures/admission-review/kubewarden-trusted-repos-job-creation-request.json",
+        "tests/fixtures/admission-review/kubewarden-kwctl-privileged-pod-admissionreview-v1.json",
+    ]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["summary"]["skippedFiles"], 0, "{report:#}");
+    assert_eq!(report["summary"]["resources"], 2, "{report:#}");
+}

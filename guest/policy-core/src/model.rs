@@ -143,6 +143,33 @@ fn normalize_inner(doc: &Value, source: Source) -> Vec<Resource> {
             None => Vec::new(),
         };
     }
+    // A bare AdmissionRequest (the `request` of a review, as webhook test data stores it):
+    // `uid`, `kind` as a group/version/kind mapping, and the `object`.
+    // Test data often trims the object to metadata and spec: its kind then comes from
+    // the request's group/version/kind.
+    if obj.contains_key("uid")
+        && let Some(Value::Object(gvk)) = obj.get("kind")
+        && let Some(Value::Object(inner)) = obj.get("object")
+    {
+        let mut inner = inner.clone();
+        for (key, value) in [
+            ("kind", gvk.get("kind").cloned()),
+            (
+                "apiVersion",
+                gvk.get("version").and_then(Value::as_str).map(|v| {
+                    match gvk.get("group").and_then(Value::as_str).unwrap_or("") {
+                        "" => Value::from(v),
+                        g => Value::from(format!("{g}/{v}")),
+                    }
+                }),
+            ),
+        ] {
+            if let Some(value) = value {
+                inner.entry(key).or_insert(value);
+            }
+        }
+        return normalize_kubernetes(&Value::Object(inner), "/object");
+    }
     if matches!(source, Source::Arm | Source::Bicep) || arm::recognise(doc) {
         return arm::normalize(doc);
     }
@@ -1063,5 +1090,45 @@ mod tests {
             ("kaito-workspace", "inference")
         );
         assert_eq!(r.fields["sku"], "/resource/instanceType");
+    }
+}
+
+#[cfg(test)]
+mod bare_request_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_bare_admission_request_is_read_from_its_object() {
+        let doc = json!({
+            "uid": "1299d386", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "operation": "CREATE",
+            "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+                "spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "Standard_NC6"},
+                    "containers": [{"name": "c", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+        });
+        let r = normalize(&doc, Source::Unknown);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].sku.as_deref(), Some("Standard_NC6"));
+        assert_eq!(
+            r[0].fields["sku"],
+            "/object/spec/nodeSelector/node.kubernetes.io~1instance-type"
+        );
+        // A trimmed object takes its kind from the request.
+        let trimmed = json!({
+            "uid": "u", "kind": {"group": "batch", "version": "v1", "kind": "Job"}, "operation": "CREATE",
+            "object": {"metadata": {"name": "j"}, "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
+        });
+        let r = normalize(&trimmed, Source::Unknown);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].source_kind, "Job");
+        // A plain object with a `uid` field and no group/version/kind is not a request.
+        assert!(
+            normalize(
+                &json!({"uid": "x", "object": {"kind": "Pod"}}),
+                Source::Unknown
+            )
+            .is_empty()
+        );
     }
 }
