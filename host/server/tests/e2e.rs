@@ -316,6 +316,12 @@ fn apply(object: &Value, response: &Value) -> Value {
     doc
 }
 
+/// Whether the answer warns about `rule`.
+fn warned(r: &Value, rule: &str) -> bool {
+    let tag = format!("[{rule}]");
+    warnings(r).iter().any(|w| w.contains(&tag))
+}
+
 fn warnings(r: &Value) -> Vec<String> {
     r["warnings"]
         .as_array()
@@ -448,12 +454,7 @@ async fn mutations_apply_cleanly_and_the_result_passes_validation() {
     // A GPU pod that neither selects GPU nodes nor tolerates the GPU taint.
     let p = pod("train", None, 2, json!({}), json!(null));
     let before = answer(&mut c, "/validate", review("v1", "ml", p.clone())).await;
-    assert!(
-        warnings(&before)
-            .iter()
-            .any(|w| w.starts_with("[gpu-workload-scheduling]")),
-        "{before}"
-    );
+    assert!(warned(&before, "gpu-workload-scheduling"), "{before}");
     let m = answer(&mut c, "/mutate", review("m1", "ml", p.clone())).await;
     assert_eq!(m["uid"], "m1");
     assert_eq!(m["allowed"], true);
@@ -463,32 +464,17 @@ async fn mutations_apply_cleanly_and_the_result_passes_validation() {
         json!({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"})
     );
     let after = answer(&mut c, "/validate", review("v2", "ml", mutated)).await;
-    assert!(
-        !warnings(&after)
-            .iter()
-            .any(|w| w.contains("gpu-workload-scheduling")),
-        "{after}"
-    );
+    assert!(!warned(&after, "gpu-workload-scheduling"), "{after}");
 
     // An ASO GPU node pool that keeps two idle nodes.
     let pool = gpu_pool(2);
     let before = answer(&mut c, "/validate", review("v3", "infra", pool.clone())).await;
-    assert!(
-        warnings(&before)
-            .iter()
-            .any(|w| w.starts_with("[min-nodes-zero]")),
-        "{before}"
-    );
+    assert!(warned(&before, "min-nodes-zero"), "{before}");
     let m = answer(&mut c, "/mutate", review("m2", "infra", pool.clone())).await;
     let mutated = apply(&pool, &m);
     assert_eq!(mutated["spec"]["minCount"], 0);
     let after = answer(&mut c, "/validate", review("v4", "infra", mutated)).await;
-    assert!(
-        !warnings(&after)
-            .iter()
-            .any(|w| w.contains("min-nodes-zero")),
-        "{after}"
-    );
+    assert!(!warned(&after, "min-nodes-zero"), "{after}");
 
     // Nothing to fix: no patch at all.
     let m = answer(&mut c, "/mutate", review("m3", "infra", gpu_pool(0))).await;
@@ -533,10 +519,7 @@ async fn enforcement_exclusions_and_dry_run() {
     let old = retired_pod();
     let r = answer(&mut c, "/validate", review("d", "ml", old.clone())).await;
     assert_eq!(r["allowed"], true, "{r}");
-    assert!(
-        !warnings(&r).iter().any(|w| w.contains("sku-retired")),
-        "{r}"
-    );
+    assert!(!warned(&r, "sku-retired"), "{r}");
     let (_, body) = c.get("/metrics").await.expect("metrics");
     assert!(
         String::from_utf8_lossy(&body)
