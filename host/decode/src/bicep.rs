@@ -20,12 +20,12 @@
 //! Comments are never data. Outputs, types, functions, imports and metadata carry no compute
 //! facts and are skipped.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node as TsNode;
 
-use crate::positions::Positions;
 use crate::text::LineIndex;
+use crate::tree::{Kind, Node};
 use crate::{DecodeError, Document, Span};
 
 /// Decodes a Bicep file into one document in the ARM template shape.
@@ -60,10 +60,7 @@ pub fn decode_bicep(text: &str) -> Result<Document, DecodeError> {
     };
     ctx.declare(root);
     let node = ctx.infrastructure(root);
-    let mut positions = Positions::default();
-    let root_id = positions.root(node.span);
-    let value = emit(node, root_id, &mut positions);
-    positions.finish();
+    let (value, positions) = node.into_value();
     Ok(Document {
         index: 0,
         value,
@@ -113,18 +110,7 @@ fn syntax_error(root: TsNode, text: &str, lines: &LineIndex) -> DecodeError {
     DecodeError::new(1, 1, "invalid bicep: syntax error")
 }
 
-/// A translated node before it is written out as a value plus positions.
-struct Node {
-    span: Span,
-    kind: Kind,
-}
-
-enum Kind {
-    Scalar(Value),
-    Array(Vec<Node>),
-    Object(Vec<(String, Span, Node)>),
-}
-
+/// Building translated nodes (the tree is shared with the HCL decoder).
 impl Node {
     fn scalar(span: Span, v: impl Into<Value>) -> Node {
         Node {
@@ -152,30 +138,6 @@ impl Node {
         match &mut self.kind {
             Kind::Object(entries) => entries.iter_mut().find(|(k, ..)| k == key).map(|(.., n)| n),
             _ => None,
-        }
-    }
-}
-
-fn emit(node: Node, id: usize, positions: &mut Positions) -> Value {
-    match node.kind {
-        Kind::Scalar(v) => v,
-        Kind::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|item| {
-                    let child = positions.item(id, item.span);
-                    emit(item, child, positions)
-                })
-                .collect(),
-        ),
-        Kind::Object(entries) => {
-            let mut map = Map::new();
-            for (key, span, node) in entries {
-                let child = positions.key(id, key.clone(), span);
-                let value = emit(node, child, positions);
-                map.insert(key, value);
-            }
-            Value::Object(map)
         }
     }
 }
