@@ -274,6 +274,17 @@ fn retired_pod() -> Value {
     p
 }
 
+/// A GPU pod on a current size that tolerates the GPU taint: no built-in finding.
+fn a100_pod() -> Value {
+    pod(
+        "p",
+        Some("Standard_NC24ads_A100_v4"),
+        1,
+        json!({}),
+        json!([{"key": "sku", "operator": "Exists"}]),
+    )
+}
+
 fn gpu_pool(min: i64) -> Value {
     json!({
         "apiVersion": "containerservice.azure.com/v1api20231001",
@@ -588,19 +599,7 @@ async fn a_runaway_policy_costs_one_verdict_per_its_failure_policy() {
     let s =
         start(json!({"runaway": true, "webhook": {"limits": {"evaluationTimeoutMs": 200}}})).await;
     let mut c = s.conn().await;
-    let gpu = || {
-        review(
-            "x",
-            "ml",
-            pod(
-                "p",
-                Some("Standard_NC24ads_A100_v4"),
-                1,
-                json!({}),
-                json!([{"key": "sku", "operator": "Exists"}]),
-            ),
-        )
-    };
+    let gpu = || review("x", "ml", a100_pod());
     let r = answer(&mut c, "/validate", gpu()).await;
     assert_eq!(r["allowed"], false, "failurePolicy Fail denies: {r}");
     assert_eq!(r["status"]["code"], 500);
@@ -699,17 +698,7 @@ async fn shutdown_drains_in_flight_requests_then_stops_listening() {
     let (status, _) = c.get("/readyz").await.expect("readyz");
     assert_eq!(status, StatusCode::OK);
     // A request that takes ~0.5 s (the runaway policy runs to its deadline).
-    let body = review(
-        "slow",
-        "ml",
-        pod(
-            "p",
-            Some("Standard_NC24ads_A100_v4"),
-            1,
-            json!({}),
-            json!([{"key": "sku", "operator": "Exists"}]),
-        ),
-    );
+    let body = review("slow", "ml", a100_pod());
     let slow = tokio::spawn(async move { c.post("/validate", Bytes::from(body)).await });
     tokio::time::sleep(Duration::from_millis(100)).await;
     s.shutdown().await;
