@@ -238,6 +238,23 @@ impl Evaluator {
         Ok(Evaluator { wire, rules })
     }
 
+    /// Decodes every expression now rather than on first use. Corrupt expressions
+    /// are left to report themselves when a document needs them.
+    pub fn prepare(&self) {
+        for (wire, compiled) in self.wire.rules.iter().zip(&self.rules) {
+            let blobs = [
+                (&compiled.when, wire.when.as_deref()),
+                (&compiled.assert, Some(wire.assert.as_slice())),
+                (&compiled.message, wire.message_expression.as_deref()),
+                (&compiled.severity, wire.severity_expression.as_deref()),
+            ];
+            for (lazy, blob) in blobs.into_iter().filter_map(|(l, b)| Some((l, b?))) {
+                // An error is kept in the cell and reported by the rule that needs it.
+                let _ = lazy.get(blob);
+            }
+        }
+    }
+
     /// Name, version, digest, schema and rule metadata of the pack.
     pub fn pack(&self) -> &WirePack {
         &self.wire

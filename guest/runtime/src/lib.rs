@@ -6,7 +6,10 @@
 //! self-contained policy component that imports nothing of computeguard.
 //!
 //! Each instance decodes its pack once, on first use; hosts that instantiate per
-//! evaluation pay the decode (microseconds), never the CEL parser.
+//! evaluation pay the decode (microseconds), never the CEL parser. The `prepare`
+//! export does all of that decoding at once, so a host can snapshot an instance
+//! after it (computeguard's engine does, with wasmtime-wizer) and start every
+//! fresh instance from the snapshot.
 
 // wit-bindgen's generated export glue needs `unsafe`.
 #![allow(unsafe_code)]
@@ -25,7 +28,7 @@ use computeguard::policy::pack;
 use computeguard::policy::types::{
     Error, PolicyInfo, Request, ResourceRef, Response, RuleInfo, Severity, SourceKind, Violation,
 };
-use exports::computeguard::policy::evaluator::Guest;
+use exports::computeguard::policy::evaluator::Guest as EvaluatorGuest;
 
 struct Runtime;
 
@@ -61,6 +64,15 @@ fn settings_value(settings: &str) -> Result<serde_json::Value, String> {
 }
 
 impl Guest for Runtime {
+    fn prepare() {
+        // A pack that does not decode is reported by the next call, as without `prepare`.
+        if let Ok(e) = evaluator() {
+            e.prepare();
+        }
+    }
+}
+
+impl EvaluatorGuest for Runtime {
     fn metadata() -> PolicyInfo {
         match evaluator() {
             Ok(e) => {

@@ -1,4 +1,5 @@
-//! Compiled-artifact cache: `<dir>/<sha256 of component + engine settings>.cwasm`.
+//! Compiled-artifact cache: `<dir>/<sha256 of component[-variant]>-<engine settings>.cwasm`.
+//! The variant `-prepared` holds the pre-initialised form of a CEL policy.
 //!
 //! A `.cwasm` only loads into an engine with identical settings, so the key mixes
 //! in wasmtime's `precompile_compatibility_hash`. Loading a `.cwasm` executes its
@@ -24,17 +25,18 @@ fn key(engine: &wasmtime::Engine, digest: &str) -> String {
     format!("{digest}-{:016x}", h.finish())
 }
 
-/// Compiles `bytes`, or loads the cached artifact for them.
-pub fn component(
+/// Loads the cached artifact stored under `key` (a content digest, possibly with a
+/// suffix naming a variant), or runs `compile` and caches what it returns.
+pub fn load_or_compile(
     engine: &wasmtime::Engine,
     dir: Option<&Path>,
-    bytes: &[u8],
-    digest: &str,
+    key_digest: &str,
+    compile: impl FnOnce() -> wasmtime::Result<Component>,
 ) -> wasmtime::Result<Component> {
     let Some(dir) = dir else {
-        return Component::new(engine, bytes);
+        return compile();
     };
-    let path = dir.join(format!("{}.cwasm", key(engine, digest)));
+    let path = dir.join(format!("{}.cwasm", key(engine, key_digest)));
     if path.exists() {
         // SAFETY: the file was written by `store` below from `Component::serialize` of
         // the same engine configuration (the key includes the compatibility hash), in a
@@ -48,7 +50,7 @@ pub fn component(
             }
         }
     }
-    let component = Component::new(engine, bytes)?;
+    let component = compile()?;
     if let Err(e) = store(dir, &path, &component) {
         tracing::debug!(dir = %dir.display(), error = %e, "artifact cache not written");
     }

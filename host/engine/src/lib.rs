@@ -33,6 +33,7 @@
 
 mod cache;
 mod policy;
+mod preinit;
 
 pub use policy::{
     Operation, Policy, PolicyInfo, Request, ResourceRef, Response, RuleInfo, Severity, SourceKind,
@@ -59,6 +60,11 @@ pub struct EngineConfig {
     pub cache_dir: Option<PathBuf>,
     /// Instances that may be alive at once (pooling allocator slots). Default 64.
     pub max_concurrent_instances: u32,
+    /// Pre-initialise CEL policies built by `computeguard build` on load: run their
+    /// pack decoding once and start every fresh instance from a snapshot of it
+    /// (`wasmtime-wizer`; see `docs/architecture.md`). Default `true`; `false` runs
+    /// the component exactly as built (the results are the same, only slower).
+    pub preinitialise: bool,
 }
 
 impl Default for EngineConfig {
@@ -68,6 +74,7 @@ impl Default for EngineConfig {
             memory_limit: 64 << 20,
             cache_dir: default_cache_dir(),
             max_concurrent_instances: 64,
+            preinitialise: true,
         }
     }
 }
@@ -177,6 +184,16 @@ impl Engine {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         // The types-only interface policies import alongside `evaluator`.
         linker.instance("computeguard:policy/types@0.1.0")?;
+        // A pre-initialised CEL runtime still imports its pack but never reads it: the
+        // snapshot holds it decoded. Asking anyway is a bug, answered with a trap.
+        linker.instance(preinit::PACK_INTERFACE)?.func_wrap(
+            "bytes",
+            |_, ()| -> wasmtime::Result<(Vec<u8>,)> {
+                Err(wasmtime::format_err!(
+                    "a pre-initialised policy asked for its pack again"
+                ))
+            },
+        )?;
         let stop = Arc::new(AtomicBool::new(false));
         {
             let engine = engine.weak();

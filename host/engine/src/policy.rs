@@ -1,6 +1,6 @@
 //! One loaded policy component and its evaluations.
 
-use crate::{Engine, EvalError, LoadError, SettingsError, cache};
+use crate::{Engine, EngineConfig, EvalError, LoadError, SettingsError, cache, preinit};
 use std::time::Duration;
 use wasmtime::component::{Component, ResourceTable};
 use wasmtime::{Store, StoreLimits, StoreLimitsBuilder};
@@ -36,6 +36,30 @@ pub(crate) struct Ctx {
     wasi: WasiCtx,
     table: ResourceTable,
     limits: StoreLimits,
+}
+
+impl Ctx {
+    /// An empty sandbox: no preopens, environment or arguments, frozen clocks, and
+    /// the configured memory cap.
+    pub(crate) fn new(config: &EngineConfig) -> Self {
+        Ctx {
+            wasi: WasiCtxBuilder::new()
+                .wall_clock(FrozenClock)
+                .monotonic_clock(FrozenClock)
+                .build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(config.memory_limit)
+                .instances(64)
+                .tables(64)
+                .memories(16)
+                .build(),
+        }
+    }
+
+    pub(crate) fn limits(&mut self) -> &mut StoreLimits {
+        &mut self.limits
+    }
 }
 
 impl WasiView for Ctx {
@@ -118,14 +142,29 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
         reason,
     };
     let digest = cache::digest(bytes);
-    let component = cache::component(
-        &shared.engine,
-        shared.config.cache_dir.as_deref(),
-        bytes,
-        &digest,
-    )
-    .map_err(|e| invalid(format!("{e:#}")))?;
-    check_imports(&shared.engine, &component, origin)?;
+    let dir = shared.config.cache_dir.as_deref();
+    let prepared = match preinit::split(bytes).filter(|_| shared.config.preinitialise) {
+        Some(parts) => cache::load_or_compile(&shared.engine, dir, &format!("{digest}-prepared"), || {
+            let snapshot = preinit::prepare(&shared.engine, &parts, || Ctx::new(&shared.config))?;
+            Component::new(&shared.engine, snapshot)
+        })
+        .inspect_err(|e| {
+            tracing::warn!(policy = origin, error = %format!("{e:#}"), "pre-initialisation failed; evaluating the policy as built")
+        })
+        .ok(),
+        None => None,
+    };
+    let (component, prepared) = match prepared {
+        Some(component) => (component, true),
+        None => (
+            cache::load_or_compile(&shared.engine, dir, &digest, || {
+                Component::new(&shared.engine, bytes)
+            })
+            .map_err(|e| invalid(format!("{e:#}")))?,
+            false,
+        ),
+    };
+    check_imports(&shared.engine, &component, origin, prepared)?;
     let instance_pre = shared
         .linker
         .instantiate_pre(&component)
@@ -171,13 +210,19 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
     Ok(policy)
 }
 
+/// Refuses imports outside [`ALLOWED_IMPORTS`]. A pre-initialised runtime still
+/// imports its pack (the engine's linker answers with a trap: the snapshot never
+/// asks), so `prepared` allows that one interface too.
 fn check_imports(
     engine: &wasmtime::Engine,
     component: &Component,
     origin: &str,
+    prepared: bool,
 ) -> Result<(), LoadError> {
     for (name, _) in component.component_type().imports(engine) {
-        if !ALLOWED_IMPORTS.iter().any(|p| name.starts_with(p)) {
+        let allowed = ALLOWED_IMPORTS.iter().any(|p| name.starts_with(p))
+            || (prepared && name == preinit::PACK_INTERFACE);
+        if !allowed {
             return Err(LoadError::ForbiddenImport {
                 origin: origin.to_string(),
                 import: name.to_string(),
@@ -262,25 +307,8 @@ impl Policy {
     ) -> Result<T, EvalError> {
         let shared = &self.engine.shared;
         let name = || self.info.name.clone();
-        let wasi = WasiCtxBuilder::new()
-            .wall_clock(FrozenClock)
-            .monotonic_clock(FrozenClock)
-            .build();
-        let limits = StoreLimitsBuilder::new()
-            .memory_size(shared.config.memory_limit)
-            .instances(64)
-            .tables(64)
-            .memories(16)
-            .build();
-        let mut store = Store::new(
-            &shared.engine,
-            Ctx {
-                wasi,
-                table: ResourceTable::new(),
-                limits,
-            },
-        );
-        store.limiter(|c| &mut c.limits);
+        let mut store = Store::new(&shared.engine, Ctx::new(&shared.config));
+        store.limiter(|c| c.limits());
         let ticks = shared
             .config
             .deadline

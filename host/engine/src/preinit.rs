@@ -1,0 +1,210 @@
+//! Pre-initialised CEL policies.
+//!
+//! A policy built by `computeguard build` is the CEL runtime composed with a small
+//! component that carries the encoded pack. A fresh instance of it decodes the pack
+//! and every expression it needs before it can evaluate anything, and the webhook
+//! makes a fresh instance per request: that decoding was most of the cost of a
+//! small document (`docs/benchmarks.md`, section 1).
+//!
+//! So, when it loads such a policy, the engine splits it into its two parts, runs
+//! the runtime's `prepare` export once under `wasmtime-wizer` with the pack
+//! supplied by the host, and snapshots the result. The snapshot is a component
+//! whose initial memory already holds the decoded pack; it is compiled and cached
+//! like any policy. Isolation does not change: every evaluation still gets a new
+//! instance, created from that same initial image, and nothing an evaluation does
+//! survives it.
+//!
+//! The split is strict, so that it never changes what a policy means: the outer
+//! component must contain exactly two components and no core module of its own;
+//! one must import `computeguard:policy/pack` and export `prepare` and the
+//! evaluator, the other must import nothing and export the pack. Anything else
+//! (plain Rust policies, other compositions, runtimes older than `prepare`) is
+//! loaded as it is.
+
+use crate::policy::Ctx;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use wasmparser::{Parser, Payload};
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Store, error::Context as _};
+
+/// The interface through which the runtime reads its pack.
+pub(crate) const PACK_INTERFACE: &str = "computeguard:policy/pack@0.1.0";
+/// The runtime export that decodes everything; the snapshot is taken after it.
+const PREPARE: &str = "prepare";
+/// Epoch ticks `prepare` may run before it is stopped (a runaway runtime must not
+/// hang a load): 10 s at the 1 ms tick.
+const PREPARE_TICKS: u64 = 10_000;
+
+/// The two components a `computeguard build` policy is made of.
+pub(crate) struct Parts<'a> {
+    /// The CEL runtime: imports the pack, exports `prepare` and the evaluator.
+    pub runtime: &'a [u8],
+    /// The generated component that exports the pack.
+    pub pack: &'a [u8],
+}
+
+#[derive(Default)]
+struct Nested<'a> {
+    bytes: &'a [u8],
+    imports: Vec<&'a str>,
+    exports: Vec<&'a str>,
+}
+
+/// Finds the runtime and the pack component of a composed policy, or `None` when
+/// `bytes` is not exactly that composition (see the module docs).
+pub(crate) fn split(bytes: &[u8]) -> Option<Parts<'_>> {
+    let mut nested: Vec<Nested<'_>> = Vec::new();
+    // One entry per open module or component below the outer one: the index into
+    // `nested` for components directly inside the outer component.
+    let mut open: Vec<Option<usize>> = Vec::new();
+    for payload in Parser::new(0).parse_all(bytes) {
+        match payload.ok()? {
+            Payload::ModuleSection { .. } if open.is_empty() => return None,
+            Payload::ModuleSection { .. } => open.push(None),
+            Payload::ComponentSection {
+                unchecked_range, ..
+            } => {
+                if open.is_empty() {
+                    nested.push(Nested {
+                        bytes: bytes.get(unchecked_range)?,
+                        ..Nested::default()
+                    });
+                    open.push(Some(nested.len() - 1));
+                } else {
+                    open.push(None);
+                }
+            }
+            Payload::End(_) => {
+                open.pop();
+            }
+            Payload::ComponentImportSection(reader) => {
+                if let [Some(i)] = open[..] {
+                    for import in reader {
+                        nested[i].imports.push(import.ok()?.name.name);
+                    }
+                }
+            }
+            Payload::ComponentExportSection(reader) => {
+                if let [Some(i)] = open[..] {
+                    for export in reader {
+                        nested[i].exports.push(export.ok()?.name.name);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let [a, b] = &nested[..] else {
+        return None;
+    };
+    let is_runtime = |n: &Nested<'_>| {
+        n.imports.contains(&PACK_INTERFACE)
+            && n.exports.contains(&PREPARE)
+            && n.exports
+                .iter()
+                .any(|e| e.starts_with("computeguard:policy/evaluator@"))
+    };
+    let is_pack = |n: &Nested<'_>| n.imports.is_empty() && n.exports == [PACK_INTERFACE];
+    let (runtime, pack) = match (is_runtime(a), is_runtime(b)) {
+        (true, false) if is_pack(b) => (a, b),
+        (false, true) if is_pack(a) => (b, a),
+        _ => return None,
+    };
+    Some(Parts {
+        runtime: runtime.bytes,
+        pack: pack.bytes,
+    })
+}
+
+/// Runs the runtime's `prepare` with the pack and returns the snapshot component.
+pub(crate) fn prepare(
+    engine: &wasmtime::Engine,
+    parts: &Parts<'_>,
+    new_ctx: impl Fn() -> Ctx,
+) -> wasmtime::Result<Vec<u8>> {
+    let pack = pack_bytes(engine, parts.pack, new_ctx())?;
+    let mut linker = Linker::<Ctx>::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    linker.instance("computeguard:policy/types@0.1.0")?;
+    linker
+        .instance(PACK_INTERFACE)?
+        .func_wrap("bytes", move |_, ()| Ok((pack.clone(),)))?;
+    let mut store = Store::new(engine, new_ctx());
+    store.limiter(|c| c.limits());
+    store.set_epoch_deadline(PREPARE_TICKS);
+    store.epoch_deadline_trap();
+    let mut wizer = wasmtime_wizer::Wizer::new();
+    // Keep `prepare` exported: wasmtime-wizer 48 drops the core export but leaves
+    // the component's lift of it, which does not validate. Calling it again is a
+    // no-op, and the engine's bindings never do.
+    wizer.init_func(PREPARE).keep_init_func(true);
+    let (snapshot, _) = block_on(wizer.run_component(
+        &mut store,
+        parts.runtime,
+        async |store, component| linker.instantiate_async(store, component).await,
+    ))
+    .context("pre-initialising the runtime")?;
+    Ok(snapshot)
+}
+
+/// Calls the pack component's `bytes` in a throwaway instance.
+fn pack_bytes(engine: &wasmtime::Engine, component: &[u8], ctx: Ctx) -> wasmtime::Result<Vec<u8>> {
+    let component = Component::new(engine, component).context("compiling the pack component")?;
+    let mut store = Store::new(engine, ctx);
+    store.set_epoch_deadline(PREPARE_TICKS);
+    store.epoch_deadline_trap();
+    let instance = Linker::<Ctx>::new(engine).instantiate(&mut store, &component)?;
+    let interface = instance
+        .get_export_index(&mut store, None, PACK_INTERFACE)
+        .context("the pack component has no pack export")?;
+    let func = instance
+        .get_export_index(&mut store, Some(&interface), "bytes")
+        .context("the pack export has no `bytes`")?;
+    let bytes = instance
+        .get_typed_func::<(), (Vec<u8>,)>(&mut store, func)?
+        .call(&mut store, ())?
+        .0;
+    Ok(bytes)
+}
+
+/// Drives a future whose every await completes without waiting: the only host
+/// functions involved are synchronous, so nothing ever has to wake it.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        std::thread::yield_now();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn builtin() -> &'static [u8] {
+        computeguard_builtins::BUILTINS[0].component
+    }
+
+    #[test]
+    fn a_built_policy_splits_into_runtime_and_pack() {
+        let parts = split(builtin()).expect("the built-in policy is a composition");
+        // The runtime is the embedded runtime build, byte for byte.
+        assert_eq!(parts.runtime, computeguard_builtins::RUNTIME);
+        assert!(parts.pack.len() < 64 << 10, "{}", parts.pack.len());
+        assert_eq!(&parts.pack[..4], b"\0asm");
+    }
+
+    #[test]
+    fn anything_else_is_not_split() {
+        // The runtime alone (nothing nested), a truncated policy, and not wasm.
+        assert!(split(computeguard_builtins::RUNTIME).is_none());
+        let b = builtin();
+        assert!(split(&b[..b.len() / 2]).is_none());
+        assert!(split(b"not wasm").is_none());
+    }
+}

@@ -1,0 +1,152 @@
+//! Pre-initialisation (`EngineConfig::preinitialise`) must change only the speed of a
+//! policy: the snapshot and the component as built give the same answer to every
+//! request, each evaluation still starts from a clean instance, and a policy that
+//! is not a `computeguard build` composition is loaded as it is.
+
+use computeguard_engine::{Engine, EngineConfig, Policy, Request};
+use std::path::{Path, PathBuf};
+
+fn builtin() -> &'static [u8] {
+    computeguard_builtins::BUILTINS[0].component
+}
+
+fn engine(cache: &Path, preinitialise: bool) -> anyhow::Result<Engine> {
+    Ok(Engine::new(EngineConfig {
+        cache_dir: Some(cache.to_path_buf()),
+        preinitialise,
+        ..EngineConfig::default()
+    })?)
+}
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn artifacts(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Every JSON document the repository keeps as a test input: corpus copies
+/// (AdmissionReviews, ARM), the embedding cases, plus edge cases.
+fn documents() -> anyhow::Result<Vec<(String, String)>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut docs = Vec::new();
+    for dir in [
+        "tests/fixtures/admission-review",
+        "tests/fixtures/arm",
+        "tests/fixtures/kaito",
+        "examples/embed-cases/cases",
+    ] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "json") {
+                docs.push((path.display().to_string(), std::fs::read_to_string(&path)?));
+            }
+        }
+    }
+    for (name, text) in [
+        ("empty object", "{}"),
+        ("not an object", "[1, 2]"),
+        ("not JSON", "{\"type\": "),
+        (
+            "retired cluster",
+            r#"{"type":"amlcompute","name":"old","size":"Standard_NC6","min_instances":2,"location":"westus"}"#,
+        ),
+    ] {
+        docs.push((name.to_string(), text.to_string()));
+    }
+    docs.sort();
+    assert!(docs.len() > 10, "found only {} documents", docs.len());
+    Ok(docs)
+}
+
+/// The full answer, errors included, as comparable text.
+fn answer(policy: &Policy, document: &str, settings: &str) -> String {
+    let mut request = Request::new(document, "2026-11-22");
+    request.settings = settings.to_string();
+    format!("{:?}", policy.evaluate(&request))
+}
+
+#[test]
+fn snapshot_and_component_as_built_give_the_same_answers() -> anyhow::Result<()> {
+    let prepared_dir = fresh_dir("preinit-prepared");
+    let plain_dir = fresh_dir("preinit-plain");
+    let prepared = engine(&prepared_dir, true)?.load(builtin(), "builtin")?;
+    let plain = engine(&plain_dir, false)?.load(builtin(), "builtin")?;
+
+    // The pre-initialised path was really taken (and the other one was not).
+    let names = artifacts(&prepared_dir);
+    assert!(
+        names.len() == 1 && names[0].contains("-prepared-"),
+        "{names:?}"
+    );
+    let names = artifacts(&plain_dir);
+    assert!(
+        names.len() == 1 && !names[0].contains("-prepared-"),
+        "{names:?}"
+    );
+
+    assert_eq!(
+        format!("{:?}", prepared.info()),
+        format!("{:?}", plain.info())
+    );
+    let settings = [
+        "{}",
+        r#"{"regions": {"allowed": ["eastus"]}}"#,
+        r#"{"regions": 7}"#,
+    ];
+    let mut findings = 0;
+    for (name, doc) in documents()? {
+        for s in settings {
+            let a = answer(&prepared, &doc, s);
+            assert_eq!(a, answer(&plain, &doc, s), "{name} with settings {s}");
+            findings += a.matches("Violation {").count();
+        }
+    }
+    assert!(
+        findings > 10,
+        "the documents should trigger rules: {findings}"
+    );
+    Ok(())
+}
+
+#[test]
+fn each_evaluation_starts_from_the_snapshot() -> anyhow::Result<()> {
+    let dir = fresh_dir("preinit-isolation");
+    let policy = engine(&dir, true)?.load(builtin(), "builtin")?;
+    let docs = documents()?;
+    let first: Vec<String> = docs.iter().map(|(_, d)| answer(&policy, d, "{}")).collect();
+    // The same documents in reverse order: an answer that depended on what an
+    // earlier evaluation left behind (a memo, a heap) would differ.
+    for ((name, doc), expected) in docs.iter().zip(&first).rev() {
+        assert_eq!(&answer(&policy, doc, "{}"), expected, "{name}");
+    }
+    Ok(())
+}
+
+#[test]
+fn prepared_artifact_is_reused_from_the_cache() -> anyhow::Result<()> {
+    let dir = fresh_dir("preinit-cache");
+    let first = engine(&dir, true)?.load(builtin(), "builtin")?;
+    let before = artifacts(&dir);
+    // A new engine finds the snapshot; it neither compiles nor snapshots again.
+    let second = engine(&dir, true)?.load(builtin(), "builtin")?;
+    assert_eq!(artifacts(&dir), before);
+    let doc = r#"{"type":"amlcompute","name":"old","size":"Standard_NC6","min_instances":2}"#;
+    assert_eq!(answer(&first, doc, "{}"), answer(&second, doc, "{}"));
+    assert!(answer(&second, doc, "{}").contains("sku-retired"));
+    Ok(())
+}
