@@ -18,7 +18,9 @@ use crate::{cuda, region, version};
 use cel_interpreter::{Context, IdedExpr, Value as Cel};
 use serde::Serialize;
 use serde_json::Value;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::{Arc, OnceLock};
 
 /// One evaluation's inputs.
 pub struct Input<'a> {
@@ -214,6 +216,9 @@ struct CompiledRule {
 pub struct Evaluator {
     wire: WirePack,
     rules: Vec<CompiledRule>,
+    /// CEL's standard functions and ours, registered once: building the table was a
+    /// tenth of a native evaluation. Per-evaluation scopes are children of it.
+    functions: Context<'static>,
 }
 
 impl Evaluator {
@@ -228,6 +233,7 @@ impl Evaluator {
                 rules: Vec::new(),
             },
             rules: Vec::new(),
+            functions: functions(),
         })
     }
 
@@ -235,7 +241,11 @@ impl Evaluator {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, PackError> {
         let wire = WirePack::decode(bytes)?;
         let rules = wire.rules.iter().map(|_| CompiledRule::default()).collect();
-        Ok(Evaluator { wire, rules })
+        Ok(Evaluator {
+            wire,
+            rules,
+            functions: functions(),
+        })
     }
 
     /// Decodes every expression now rather than on first use. Corrupt expressions
@@ -267,9 +277,12 @@ impl Evaluator {
         if resources.is_empty() {
             return Ok(out);
         }
-        let memo = Arc::new(SkuMemo::default());
-        let mut root = Context::default();
-        register_functions(&mut root, input.as_of, &memo);
+        let memo = Rc::new(SkuMemo {
+            as_of: input.as_of.to_string(),
+            entries: RefCell::default(),
+        });
+        let _current = CurrentMemo::set(Rc::clone(&memo));
+        let mut root = self.functions.new_inner_scope();
         root.add_variable_from_value("asOf", input.as_of.to_string());
         root.add_variable_from_value("settings", json_to_cel(input.settings));
         for res in &resources {
@@ -310,7 +323,7 @@ impl Evaluator {
                     }
                     if d.uses_resource_sku && !sku_bound {
                         let name = res.sku.as_deref().unwrap_or("");
-                        scope.add_variable_from_value(SKU_OF_RESOURCE, memo.get(name, input.as_of));
+                        scope.add_variable_from_value(SKU_OF_RESOURCE, memo.get(name));
                         sku_bound = true;
                     }
                     Ok::<&'e IdedExpr, RuleError>(&d.expr)
@@ -599,31 +612,62 @@ fn region_view(name: &str) -> RegionView {
     }
 }
 
-/// `sku(name)` answers of one evaluation. `sku(resource.sku)` is called by nearly
-/// every rule, and each answer takes two scans of the catalog plus a 27-entry map:
-/// answer each name once per evaluation.
-// INVARIANT: a memo lives for one evaluation, so `as_of` is the same for every entry.
-#[derive(Default)]
-struct SkuMemo(Mutex<Vec<(String, Cel)>>);
+/// `sku(name)` answers of one evaluation, at its date. `sku(resource.sku)` is called
+/// by nearly every rule, and each answer takes two scans of the catalog plus a
+/// 27-entry map: answer each name once per evaluation.
+struct SkuMemo {
+    as_of: String,
+    entries: RefCell<Vec<(String, Cel)>>,
+}
 
 impl SkuMemo {
-    fn get(&self, name: &str, as_of: &str) -> Cel {
-        let mut memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, value)) = memo.iter().find(|(n, _)| n == name) {
+    fn get(&self, name: &str) -> Cel {
+        if let Some((_, value)) = self.entries.borrow().iter().find(|(n, _)| n == name) {
             return value.clone();
         }
-        let value = to_cel(&sku_view(name, as_of));
-        memo.push((name.to_string(), value.clone()));
+        let value = to_cel(&sku_view(name, &self.as_of));
+        self.entries
+            .borrow_mut()
+            .push((name.to_string(), value.clone()));
         value
     }
 }
 
-fn register_functions(ctx: &mut Context<'_>, as_of: &str, memo: &Arc<SkuMemo>) {
+thread_local! {
+    /// The `sku()` memo (and date) of the evaluation running on this thread. The
+    /// function table is built once per evaluator, so `sku()` finds its evaluation
+    /// here; evaluation is synchronous, so the thread identifies it.
+    static CURRENT_MEMO: RefCell<Option<Rc<SkuMemo>>> = const { RefCell::new(None) };
+}
+
+/// Installs an evaluation's memo for its duration and restores the previous one.
+struct CurrentMemo(Option<Rc<SkuMemo>>);
+
+impl CurrentMemo {
+    fn set(memo: Rc<SkuMemo>) -> Self {
+        CurrentMemo(CURRENT_MEMO.with(|c| c.replace(Some(memo))))
+    }
+}
+
+impl Drop for CurrentMemo {
+    fn drop(&mut self) {
+        CURRENT_MEMO.with(|c| *c.borrow_mut() = self.0.take());
+    }
+}
+
+/// CEL's standard functions plus computeguard's.
+fn functions() -> Context<'static> {
     type R = Result<Cel, cel_interpreter::ExecutionError>;
-    let as_of = as_of.to_string();
-    let memo = Arc::clone(memo);
-    ctx.add_function("sku", move |v: Cel| -> R {
-        Ok(memo.get(text_arg(&v).unwrap_or(""), &as_of))
+    let mut ctx = Context::default();
+    ctx.add_function("sku", |v: Cel| -> R {
+        let name = text_arg(&v).unwrap_or("");
+        match CURRENT_MEMO.with(|c| c.borrow().clone()) {
+            Some(memo) => Ok(memo.get(name)),
+            None => Err(cel_interpreter::ExecutionError::function_error(
+                "sku",
+                "called outside an evaluation",
+            )),
+        }
     });
     ctx.add_function("region", |v: Cel| -> R {
         Ok(to_cel(&region_view(text_arg(&v).unwrap_or(""))))
@@ -654,6 +698,7 @@ fn register_functions(ctx: &mut Context<'_>, as_of: &str, memo: &Arc<SkuMemo>) {
             _ => Cel::Null,
         })
     });
+    ctx
 }
 
 /// Names of the functions and variables CEL rules can use (for build-time checks).
@@ -857,6 +902,49 @@ mod tests {
     }
 
     #[test]
+    fn sku_answers_at_each_evaluations_own_date_across_threads() {
+        // One evaluator (one function table) shared by threads evaluating at different
+        // dates: `sku()` must answer at the date of the evaluation that calls it.
+        let e = pack(vec![rule(
+            "retired",
+            None,
+            "!sku('Standard_NC6').retired && !sku(resource.sku).retired",
+            None,
+        )]);
+        let doc = json!({"type": "amlcompute", "name": "old", "size": "Standard_NC6", "min_instances": 0});
+        let at = |as_of: &str| {
+            e.evaluate(&Input {
+                document: &doc,
+                source: Source::Unknown,
+                settings: &json!({}),
+                as_of,
+            })
+            .expect("evaluates")
+            .violations
+            .len()
+        };
+        std::thread::scope(|s| {
+            let threads: Vec<_> = (0..4)
+                .map(|i| {
+                    let at = &at;
+                    s.spawn(move || {
+                        // NC6 retired on 2023-09-06.
+                        let (date, expected) = if i % 2 == 0 {
+                            ("2023-01-01", 0)
+                        } else {
+                            ("2026-11-22", 1)
+                        };
+                        (0..50).all(|_| at(date) == expected)
+                    })
+                })
+                .collect();
+            for t in threads {
+                assert!(t.join().expect("no panic"));
+            }
+        });
+    }
+
+    #[test]
     fn sku_of_the_resource_is_bound_once_and_matches_the_function() {
         // The bound value and a call with another spelling of the same name agree,
         // and a comprehension that binds its own `resource` keeps the real call.
@@ -966,6 +1054,7 @@ mod tests {
         let broken = Evaluator {
             rules: vec![CompiledRule::default()],
             wire,
+            functions: functions(),
         };
         let err = broken
             .evaluate(&Input {
