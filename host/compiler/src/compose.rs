@@ -4,7 +4,7 @@
 //! `computeguard:policy/pack@0.1.0` (`bytes: func() -> list<u8>` returning a data
 //! segment). `wac-graph` plugs it into the runtime's `pack` import, the same
 //! composition `wac plug` performs, so the result imports only what the runtime
-//! needs from WASI and exports `computeguard:policy/evaluator`.
+//! needs from WASI and exports only `computeguard:policy/evaluator`.
 
 use computeguard_policy_core::pack::Pack;
 use std::fmt::Write as _;
@@ -13,6 +13,8 @@ use wac_graph::{CompositionGraph, EncodeOptions};
 
 /// The interface name the runtime imports for its pack.
 pub const PACK_INTERFACE: &str = "computeguard:policy/pack@0.1.0";
+/// The one interface a finished policy exports.
+pub const EVALUATOR_INTERFACE: &str = "computeguard:policy/evaluator@0.1.0";
 
 /// Why composition failed (a broken runtime component, not user input).
 #[derive(Debug, thiserror::Error)]
@@ -76,8 +78,24 @@ pub fn compose(runtime: &[u8], pack: &Pack) -> Result<Vec<u8>, ComposeError> {
     let plug = graph
         .register_package(plug_pkg)
         .map_err(|e| ComposeError::Graph(format!("{e:#}")))?;
-    wac_graph::plug(&mut graph, vec![plug], socket)
-        .map_err(|e| ComposeError::Graph(format!("{e:#}")))?;
+    // What `wac plug` does, except that only the evaluator is exported: the runtime's
+    // `prepare` (for hosts that snapshot the runtime, docs/architecture.md) is not
+    // part of the `policy` world that embedders load.
+    let graph_err = |e: &dyn std::fmt::Display| ComposeError::Graph(e.to_string());
+    let runtime = graph.instantiate(socket);
+    let pack = graph.instantiate(plug);
+    let bytes = graph
+        .alias_instance_export(pack, PACK_INTERFACE)
+        .map_err(|e| graph_err(&e))?;
+    graph
+        .set_instantiation_argument(runtime, PACK_INTERFACE, bytes)
+        .map_err(|e| graph_err(&e))?;
+    let evaluator = graph
+        .alias_instance_export(runtime, EVALUATOR_INTERFACE)
+        .map_err(|e| graph_err(&e))?;
+    graph
+        .export(evaluator, EVALUATOR_INTERFACE)
+        .map_err(|e| graph_err(&e))?;
     graph
         .encode(EncodeOptions::default())
         .map_err(|e| ComposeError::Graph(format!("{e:#}")))

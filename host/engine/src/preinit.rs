@@ -200,6 +200,24 @@ mod tests {
     }
 
     #[test]
+    fn a_built_policy_exports_only_the_evaluator() {
+        // `prepare` belongs to the nested runtime; embedders see the `policy` world.
+        let mut depth = 0;
+        let mut exports = Vec::new();
+        for payload in Parser::new(0).parse_all(builtin()) {
+            match payload.expect("valid") {
+                Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+                Payload::End(_) => depth -= 1,
+                Payload::ComponentExportSection(r) if depth == 0 => {
+                    exports.extend(r.into_iter().map(|e| e.expect("export").name.name));
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(exports, ["computeguard:policy/evaluator@0.1.0"]);
+    }
+
+    #[test]
     fn anything_else_is_not_split() {
         // The runtime alone (nothing nested), a truncated policy, and not wasm.
         assert!(split(computeguard_builtins::RUNTIME).is_none());
