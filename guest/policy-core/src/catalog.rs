@@ -87,11 +87,13 @@ pub fn sku_key(name: &str) -> String {
 
 /// Looks a VM size up, case-insensitively, with or without the `Standard_` prefix.
 pub fn sku(name: &str) -> Option<&'static SkuFacts> {
+    sku_index(name).and_then(|i| SKUS.get(i)).map(|(_, f)| f)
+}
+
+/// The index in [`SKUS`] of the entry (size or alias) that `name` looks up.
+pub fn sku_index(name: &str) -> Option<usize> {
     let key = sku_key(name);
-    SKUS.binary_search_by(|(k, _)| (*k).cmp(key.as_str()))
-        .ok()
-        .and_then(|i| SKUS.get(i))
-        .map(|(_, f)| f)
+    SKUS.binary_search_by(|(k, _)| (*k).cmp(key.as_str())).ok()
 }
 
 /// True when `name` has the shape of an Azure VM size (`Standard_<family><vcpus>...`),

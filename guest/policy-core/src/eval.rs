@@ -248,9 +248,11 @@ impl Evaluator {
         })
     }
 
-    /// Decodes every expression now rather than on first use. Corrupt expressions
-    /// are left to report themselves when a document needs them.
+    /// Decodes every expression, and builds every catalog answer of `sku()`, now
+    /// rather than on first use. Corrupt expressions are left to report themselves
+    /// when a document needs them.
     pub fn prepare(&self) {
+        prepare_sku_answers();
         for (wire, compiled) in self.wire.rules.iter().zip(&self.rules) {
             let blobs = [
                 (&compiled.when, wire.when.as_deref()),
@@ -509,6 +511,51 @@ struct SkuView {
     replacement: Option<&'static str>,
 }
 
+/// The answer of `sku(name)` for each catalog entry, without its date: built on first
+/// use, and all at once by [`Evaluator::prepare`] so that a pre-initialised instance
+/// starts with them. Building one took two scans of the catalog and a 27-entry map.
+static SKU_ANSWERS: OnceLock<Box<[OnceLock<Cel>]>> = OnceLock::new();
+
+/// The fields of a `sku()` answer that depend on the evaluation date.
+const DATED_FIELDS: [&str; 2] = ["retired", "retirementAnnounced"];
+
+fn sku_answer_cells() -> &'static [OnceLock<Cel>] {
+    SKU_ANSWERS.get_or_init(|| catalog::SKUS.iter().map(|_| OnceLock::new()).collect())
+}
+
+/// Builds every catalog entry's undated answer now.
+fn prepare_sku_answers() {
+    for ((key, _), cell) in catalog::SKUS.iter().zip(sku_answer_cells()) {
+        cell.get_or_init(|| to_cel(&sku_view(key, "")));
+    }
+}
+
+/// `sku(name)` at `as_of`: the same value as `to_cel(&sku_view(name, as_of))`.
+fn sku_answer(name: &str, as_of: &str) -> Cel {
+    let entry = catalog::sku_index(name)
+        .and_then(|i| Some((catalog::SKUS.get(i)?, sku_answer_cells().get(i)?)));
+    let Some(((key, facts), cell)) = entry else {
+        return to_cel(&sku_view(name, as_of));
+    };
+    // The entry's key answers exactly as `name` does: every name-derived field goes
+    // through the same normalised key.
+    let Cel::Map(undated) = cell.get_or_init(|| to_cel(&sku_view(key, ""))) else {
+        return to_cel(&sku_view(name, as_of));
+    };
+    let mut map = (*undated.map).clone();
+    let dated = [
+        catalog::retired_at(facts, as_of),
+        facts.retirement_date.is_some_and(|d| d >= as_of),
+    ];
+    for (field, value) in DATED_FIELDS.into_iter().zip(dated) {
+        map.insert(
+            cel_interpreter::objects::Key::String(Arc::new(field.to_string())),
+            Cel::Bool(value),
+        );
+    }
+    Cel::Map(cel_interpreter::objects::Map { map: Arc::new(map) })
+}
+
 fn sku_view(name: &str, as_of: &str) -> SkuView {
     let facts = catalog::sku(name);
     let arch = facts
@@ -625,7 +672,7 @@ impl SkuMemo {
         if let Some((_, value)) = self.entries.borrow().iter().find(|(n, _)| n == name) {
             return value.clone();
         }
-        let value = to_cel(&sku_view(name, &self.as_of));
+        let value = sku_answer(name, &self.as_of);
         self.entries
             .borrow_mut()
             .push((name.to_string(), value.clone()));
@@ -899,6 +946,28 @@ mod tests {
             None,
         )]);
         assert_eq!(run(&e, &cluster(2)).expect("ok").violations.len(), 1);
+    }
+
+    #[test]
+    fn cached_sku_answers_equal_the_view_at_every_date() {
+        let names = catalog::SKUS.iter().map(|(k, _)| k.to_string()).chain([
+            "Standard_NC6".into(),
+            "nc6".into(),
+            "Standard_Nope9".into(),
+            String::new(),
+        ]);
+        for name in names {
+            for as_of in ["2020-01-01", "2023-09-06", "2026-11-22", "2031-01-01"] {
+                // Twice: the first call may build the cached answer, the second reads it.
+                for _ in 0..2 {
+                    assert_eq!(
+                        sku_answer(&name, as_of),
+                        to_cel(&sku_view(&name, as_of)),
+                        "{name} at {as_of}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
