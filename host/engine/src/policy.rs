@@ -210,6 +210,12 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
     Ok(policy)
 }
 
+/// Whether a policy may import `name` (see [`check_imports`]).
+pub(crate) fn import_allowed(name: &str, prepared: bool) -> bool {
+    ALLOWED_IMPORTS.iter().any(|p| name.starts_with(p))
+        || (prepared && name == preinit::PACK_INTERFACE)
+}
+
 /// Refuses imports outside [`ALLOWED_IMPORTS`]. A pre-initialised runtime still
 /// imports its pack (the engine's linker answers with a trap: the snapshot never
 /// asks), so `prepared` allows that one interface too.
@@ -220,9 +226,7 @@ fn check_imports(
     prepared: bool,
 ) -> Result<(), LoadError> {
     for (name, _) in component.component_type().imports(engine) {
-        let allowed = ALLOWED_IMPORTS.iter().any(|p| name.starts_with(p))
-            || (prepared && name == preinit::PACK_INTERFACE);
-        if !allowed {
+        if !import_allowed(name, prepared) {
             return Err(LoadError::ForbiddenImport {
                 origin: origin.to_string(),
                 import: name.to_string(),

@@ -19,9 +19,12 @@
 //! one must import `computeguard:policy/pack` and export `prepare` and the
 //! evaluator, the other must import nothing and export the pack. Anything else
 //! (plain Rust policies, other compositions, runtimes older than `prepare`) is
-//! loaded as it is.
+//! loaded as it is. `prepare` runs the runtime's code before the load has checked
+//! what the policy imports, so the split also requires that every import of the
+//! runtime is one a policy may have; it runs in the same empty sandbox, with the
+//! same memory cap, as an evaluation, and under a 10 s deadline.
 
-use crate::policy::Ctx;
+use crate::policy::{Ctx, import_allowed};
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
@@ -99,8 +102,12 @@ pub(crate) fn split(bytes: &[u8]) -> Option<Parts<'_>> {
     let [a, b] = &nested[..] else {
         return None;
     };
+    // The runtime's code runs during pre-initialisation, before the load checks the
+    // imports of what it compiled: a runtime that imports anything a policy may not
+    // is left to that check, which refuses it by name.
     let is_runtime = |n: &Nested<'_>| {
-        n.imports.contains(&PACK_INTERFACE)
+        n.imports.iter().all(|i| import_allowed(i, true))
+            && n.imports.contains(&PACK_INTERFACE)
             && n.exports.contains(&PREPARE)
             && n.exports
                 .iter()
@@ -215,6 +222,30 @@ mod tests {
             }
         }
         assert_eq!(exports, ["computeguard:policy/evaluator@0.1.0"]);
+    }
+
+    /// A composition with the shape `split` looks for, the runtime importing `extra`.
+    /// (`split` reads names only, so empty instances stand in for the real items.)
+    fn shaped_like_a_policy(extra: &str) -> Vec<u8> {
+        wat::parse_str(format!(
+            r#"(component
+  (component $runtime
+    (import "{PACK_INTERFACE}" (instance))
+    (import "{extra}" (instance $x))
+    (export "prepare" (instance $x))
+    (export "computeguard:policy/evaluator@0.1.0" (instance $x)))
+  (component $pack
+    (instance $i)
+    (export "{PACK_INTERFACE}" (instance $i))))"#
+        ))
+        .expect("valid text")
+    }
+
+    #[test]
+    fn a_runtime_that_imports_what_a_policy_may_not_is_not_run() {
+        assert!(split(&shaped_like_a_policy("wasi:cli/environment@0.2.6")).is_some());
+        // Left to the load's import check, which refuses it by name.
+        assert!(split(&shaped_like_a_policy("wasi:sockets/tcp@0.2.6")).is_none());
     }
 
     #[test]
