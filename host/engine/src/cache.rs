@@ -25,6 +25,30 @@ fn key(engine: &wasmtime::Engine, digest: &str) -> String {
     format!("{digest}-{:016x}", h.finish())
 }
 
+/// The cached artifact stored under `key_digest`, if there is a usable one.
+pub fn cached(
+    engine: &wasmtime::Engine,
+    dir: Option<&Path>,
+    key_digest: &str,
+) -> Option<Component> {
+    let path = dir?.join(format!("{}.cwasm", key(engine, key_digest)));
+    if !path.exists() {
+        return None;
+    }
+    // SAFETY: the file was written by `store` below from `Component::serialize` of
+    // the same engine configuration (the key includes the compatibility hash), in a
+    // directory created private to the user. Wasmtime additionally checks the
+    // header and version before using the code.
+    #[allow(unsafe_code)]
+    match unsafe { Component::deserialize_file(engine, &path) } {
+        Ok(c) => Some(c),
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "discarding unusable cached artifact");
+            None
+        }
+    }
+}
+
 /// Loads the cached artifact stored under `key` (a content digest, possibly with a
 /// suffix naming a variant), or runs `compile` and caches what it returns.
 pub fn load_or_compile(
@@ -36,20 +60,10 @@ pub fn load_or_compile(
     let Some(dir) = dir else {
         return compile();
     };
-    let path = dir.join(format!("{}.cwasm", key(engine, key_digest)));
-    if path.exists() {
-        // SAFETY: the file was written by `store` below from `Component::serialize` of
-        // the same engine configuration (the key includes the compatibility hash), in a
-        // directory created private to the user. Wasmtime additionally checks the
-        // header and version before using the code.
-        #[allow(unsafe_code)]
-        match unsafe { Component::deserialize_file(engine, &path) } {
-            Ok(c) => return Ok(c),
-            Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e, "discarding unusable cached artifact")
-            }
-        }
+    if let Some(component) = cached(engine, Some(dir), key_digest) {
+        return Ok(component);
     }
+    let path = dir.join(format!("{}.cwasm", key(engine, key_digest)));
     let component = compile()?;
     if let Err(e) = store(dir, &path, &component) {
         tracing::debug!(dir = %dir.display(), error = %e, "artifact cache not written");

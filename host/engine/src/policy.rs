@@ -143,16 +143,25 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
     };
     let digest = cache::digest(bytes);
     let dir = shared.config.cache_dir.as_deref();
-    let prepared = match preinit::split(bytes).filter(|_| shared.config.preinitialise) {
-        Some(parts) => cache::load_or_compile(&shared.engine, dir, &format!("{digest}-prepared"), || {
-            let snapshot = preinit::prepare(&shared.engine, &parts, || Ctx::new(&shared.config))?;
-            Component::new(&shared.engine, snapshot)
+    let prepared_key = format!("{digest}-prepared");
+    let prepared = if !shared.config.preinitialise {
+        None
+    } else if let Some(component) = cache::cached(&shared.engine, dir, &prepared_key) {
+        // A snapshot cached for these exact bytes means they split before: no need
+        // to parse them again.
+        Some(component)
+    } else {
+        preinit::split(bytes).and_then(|parts| {
+            cache::load_or_compile(&shared.engine, dir, &prepared_key, || {
+                let snapshot =
+                    preinit::prepare(&shared.engine, &parts, || Ctx::new(&shared.config))?;
+                Component::new(&shared.engine, snapshot)
+            })
+            .inspect_err(|e| {
+                tracing::warn!(policy = origin, error = %format!("{e:#}"), "pre-initialisation failed; evaluating the policy as built")
+            })
+            .ok()
         })
-        .inspect_err(|e| {
-            tracing::warn!(policy = origin, error = %format!("{e:#}"), "pre-initialisation failed; evaluating the policy as built")
-        })
-        .ok(),
-        None => None,
     };
     let (component, prepared) = match prepared {
         Some(component) => (component, true),
