@@ -517,7 +517,17 @@ struct SkuView {
 static SKU_ANSWERS: OnceLock<Box<[OnceLock<Cel>]>> = OnceLock::new();
 
 /// The fields of a `sku()` answer that depend on the evaluation date.
-const DATED_FIELDS: [&str; 2] = ["retired", "retirementAnnounced"];
+struct Dated {
+    retired: bool,
+    retirement_announced: bool,
+}
+
+fn dated(f: &SkuFacts, as_of: &str) -> Dated {
+    Dated {
+        retired: catalog::retired_at(f, as_of),
+        retirement_announced: f.retirement_date.is_some_and(|d| d >= as_of),
+    }
+}
 
 fn sku_answer_cells() -> &'static [OnceLock<Cel>] {
     SKU_ANSWERS.get_or_init(|| catalog::SKUS.iter().map(|_| OnceLock::new()).collect())
@@ -543,11 +553,11 @@ fn sku_answer(name: &str, as_of: &str) -> Cel {
         return to_cel(&sku_view(name, as_of));
     };
     let mut map = (*undated.map).clone();
-    let dated = [
-        catalog::retired_at(facts, as_of),
-        facts.retirement_date.is_some_and(|d| d >= as_of),
-    ];
-    for (field, value) in DATED_FIELDS.into_iter().zip(dated) {
+    let d = dated(facts, as_of);
+    for (field, value) in [
+        ("retired", d.retired),
+        ("retirementAnnounced", d.retirement_announced),
+    ] {
         map.insert(
             cel_interpreter::objects::Key::String(Arc::new(field.to_string())),
             Cel::Bool(value),
@@ -576,9 +586,9 @@ fn sku_view(name: &str, as_of: &str) -> SkuView {
         rdma: facts.is_some_and(|f| f.rdma || f.infiniband),
         isolated: facts.is_some_and(|f| f.isolated),
         status: facts.map(|f| f.status),
-        retired: facts.is_some_and(|f| catalog::retired_at(f, as_of)),
+        retired: facts.is_some_and(|f| dated(f, as_of).retired),
         retirement_date: facts.and_then(|f| f.retirement_date),
-        retirement_announced: facts.is_some_and(|f| f.retirement_date.is_some_and(|d| d >= as_of)),
+        retirement_announced: facts.is_some_and(|f| dated(f, as_of).retirement_announced),
         mig_capable: facts.is_some_and(|f| f.mig_capable),
         requires_approval: facts.is_some_and(|f| f.requires_approval == Some(true)),
         aks_supported: facts.and_then(|f| f.aks_supported),
