@@ -24,16 +24,28 @@
 //!   evaluation can never see or break another.
 //!
 //! Sandbox defaults (threat: a policy is untrusted code):
-//! - no filesystem preopens, no environment, no arguments, no network, stdio discarded;
+//! - no filesystem preopens, no environment, no arguments, no network;
 //! - clocks are frozen at the Unix epoch (policies judge time by `as-of`);
 //! - a component importing anything outside `wasi:cli`, `wasi:io`, `wasi:clocks`,
 //!   `wasi:random`, `wasi:filesystem` is refused at load with the import named;
-//! - [`EngineConfig::deadline`] per call (default 1 s) and
-//!   [`EngineConfig::memory_limit`] per instance (default 64 MiB).
+//! - [`EngineConfig::deadline`] per call (default 1 s, wall clock) and
+//!   [`EngineConfig::memory_limit`] per instance (default 64 MiB);
+//! - what a policy prints is captured (the first [`STDIO_CAPTURE_BYTES`], quoted in
+//!   trap errors) and never reaches the host's stdio;
+//! - what a policy returns is bounded by [`OutputLimits`] before it is copied, and
+//!   checked: rule ids must be declared in its metadata, paths must be JSON pointers;
+//! - components over [`EngineConfig::max_component_bytes`] are refused before
+//!   they are parsed.
 
 mod cache;
+mod output;
 mod policy;
 mod preinit;
+mod sandbox;
+pub mod text;
+
+pub use output::{MAX_POLICY_NAME, MAX_RULE_ID, MAX_RULES, OutputLimits, valid_rule_id};
+pub use sandbox::STDIO_CAPTURE_BYTES;
 
 pub use policy::{
     Operation, Policy, PolicyInfo, Request, ResourceRef, Response, RuleInfo, Severity, SourceKind,
@@ -65,6 +77,12 @@ pub struct EngineConfig {
     /// (`wasmtime-wizer`; see `docs/architecture.md`). Default `true`; `false` runs
     /// the component exactly as built (the results are the same, only slower).
     pub preinitialise: bool,
+    /// Bounds on what one evaluation may return (violations, string and total bytes).
+    pub output: OutputLimits,
+    /// Largest component [`Engine::load`] accepts, checked before anything is parsed
+    /// or compiled: compiling is the one step no deadline interrupts (a 9 MB component
+    /// took over a minute). Default 8 MiB; the built-in policy is under 2 MiB.
+    pub max_component_bytes: usize,
 }
 
 impl Default for EngineConfig {
@@ -75,6 +93,8 @@ impl Default for EngineConfig {
             cache_dir: default_cache_dir(),
             max_concurrent_instances: 64,
             preinitialise: true,
+            output: OutputLimits::default(),
+            max_component_bytes: 8 << 20,
         }
     }
 }
@@ -90,8 +110,9 @@ pub fn default_cache_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/computeguard"))
 }
 
-/// How often the epoch ticks. Deadlines are measured in ticks, so a deadline is
-/// enforced to within one tick.
+/// How often the epoch ticks. At each tick a running policy compares the wall clock
+/// with its deadline, so a deadline is enforced to within one tick (plus however
+/// late a busy machine wakes the ticker thread).
 pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 /// Why a policy could not be loaded.
@@ -108,6 +129,16 @@ pub enum LoadError {
     Metadata { origin: String, reason: String },
     #[error("`{origin}`: its settings schema is not a valid JSON Schema: {reason}")]
     Schema { origin: String, reason: String },
+    #[error(
+        "`{origin}` is {} ({size} bytes), over the {} limit for a policy component (EngineConfig::max_component_bytes); refusing to compile it",
+        human_bytes(*size),
+        human_bytes(*limit)
+    )]
+    TooLarge {
+        origin: String,
+        size: usize,
+        limit: usize,
+    },
 }
 
 /// Why an evaluation produced no response.
@@ -123,9 +154,59 @@ pub enum EvalError {
     /// The policy returned an error result.
     #[error("policy `{policy}`: {reason}")]
     Policy { policy: String, reason: String },
+    /// The policy asked for more memory than the sandbox allows.
+    #[error(
+        "policy `{policy}` ran out of its {} sandbox memory{document}; raise the memory limit (`--memory-limit-mib`, or `limits.memoryMiB` in computeguard.yaml) or split the input",
+        human_bytes(*limit)
+    )]
+    MemoryLimit {
+        policy: String,
+        limit: usize,
+        /// ` (the document is 200 MiB as JSON)`, or empty.
+        document: String,
+    },
+    /// The policy returned an answer the host refuses (too large, undeclared rule id,
+    /// a path that is not a JSON pointer). See [`OutputLimits`].
+    #[error("policy `{policy}` returned an answer computeguard refuses: {reason}")]
+    Output { policy: String, reason: String },
     /// The host could not set up the sandbox.
     #[error("host error running policy `{policy}`: {reason}")]
     Host { policy: String, reason: String },
+}
+
+impl EvalError {
+    /// A short, bounded label for metrics and logs: `timeout`, `trap`, `memory`,
+    /// `output`, `policy` or `host`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EvalError::Timeout { .. } => "timeout",
+            EvalError::Trap { .. } => "trap",
+            EvalError::MemoryLimit { .. } => "memory",
+            EvalError::Output { .. } => "output",
+            EvalError::Policy { .. } => "policy",
+            EvalError::Host { .. } => "host",
+        }
+    }
+}
+
+/// `512 KiB`, `64 MiB`, `1.5 GiB`: sizes in messages.
+pub fn human_bytes(n: usize) -> String {
+    const KIB: f64 = 1024.0;
+    let f = n as f64;
+    if f >= KIB * KIB * KIB {
+        format!("{:.1} GiB", f / (KIB * KIB * KIB))
+    } else if f >= KIB * KIB {
+        let mib = f / (KIB * KIB);
+        if mib.fract() == 0.0 {
+            format!("{mib:.0} MiB")
+        } else {
+            format!("{mib:.1} MiB")
+        }
+    } else if f >= KIB {
+        format!("{:.0} KiB", f / KIB)
+    } else {
+        format!("{n} bytes")
+    }
 }
 
 /// Why settings were refused.
@@ -139,7 +220,7 @@ pub struct SettingsError {
 
 struct Shared {
     engine: wasmtime::Engine,
-    linker: Linker<policy::Ctx>,
+    linker: Linker<sandbox::Ctx>,
     config: EngineConfig,
     stop: Arc<AtomicBool>,
 }

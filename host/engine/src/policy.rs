@@ -1,10 +1,12 @@
 //! One loaded policy component and its evaluations.
 
-use crate::{Engine, EngineConfig, EvalError, LoadError, SettingsError, cache, preinit};
-use std::time::Duration;
-use wasmtime::component::{Component, ResourceTable};
-use wasmtime::{Store, StoreLimits, StoreLimitsBuilder};
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use crate::output::{self, RawError, RawResponse};
+use crate::sandbox::Ctx;
+use crate::{Engine, EvalError, LoadError, SettingsError, cache, preinit};
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+use wasmtime::component::{Component, ComponentExportIndex};
+use wasmtime::{AsContextMut, Store};
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -13,7 +15,7 @@ mod bindings {
     });
 }
 
-use bindings::computeguard::policy::types::Error as GuestError;
+pub(crate) use bindings::computeguard::policy::types::Error as GuestError;
 pub use bindings::computeguard::policy::types::{
     Operation, PolicyInfo, Request, ResourceRef, Response, RuleInfo, Severity, SourceKind,
     Violation,
@@ -30,67 +32,6 @@ const ALLOWED_IMPORTS: &[&str] = &[
     "wasi:filesystem/",
     "computeguard:policy/types@0.1",
 ];
-
-/// Per-store state: an empty WASI context and the limits.
-pub(crate) struct Ctx {
-    wasi: WasiCtx,
-    table: ResourceTable,
-    limits: StoreLimits,
-}
-
-impl Ctx {
-    /// An empty sandbox: no preopens, environment or arguments, frozen clocks, and
-    /// the configured memory cap.
-    pub(crate) fn new(config: &EngineConfig) -> Self {
-        Ctx {
-            wasi: WasiCtxBuilder::new()
-                .wall_clock(FrozenClock)
-                .monotonic_clock(FrozenClock)
-                .build(),
-            table: ResourceTable::new(),
-            limits: StoreLimitsBuilder::new()
-                .memory_size(config.memory_limit)
-                .instances(64)
-                .tables(64)
-                .memories(16)
-                .build(),
-        }
-    }
-
-    pub(crate) fn limits(&mut self) -> &mut StoreLimits {
-        &mut self.limits
-    }
-}
-
-impl WasiView for Ctx {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-/// A clock stuck at the Unix epoch: policies have no wall clock.
-struct FrozenClock;
-
-impl wasmtime_wasi::HostWallClock for FrozenClock {
-    fn resolution(&self) -> Duration {
-        Duration::from_secs(1)
-    }
-    fn now(&self) -> Duration {
-        Duration::ZERO
-    }
-}
-
-impl wasmtime_wasi::HostMonotonicClock for FrozenClock {
-    fn resolution(&self) -> u64 {
-        1_000_000_000
-    }
-    fn now(&self) -> u64 {
-        0
-    }
-}
 
 impl Request {
     /// A request for `document` (JSON text) at `as_of` (`YYYY-MM-DD`), no settings,
@@ -124,6 +65,10 @@ pub struct Policy {
     digest: String,
     origin: String,
     schema: Option<jsonschema::Validator>,
+    /// The rule ids the metadata declares: a violation naming any other is refused.
+    declared: HashSet<String>,
+    /// `evaluator.evaluate`, called through a lazily lifted signature (see `output`).
+    evaluate: ComponentExportIndex,
 }
 
 impl std::fmt::Debug for Policy {
@@ -141,6 +86,14 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
         origin: origin.to_string(),
         reason,
     };
+    let max = shared.config.max_component_bytes;
+    if bytes.len() > max {
+        return Err(LoadError::TooLarge {
+            origin: origin.to_string(),
+            size: bytes.len(),
+            limit: max,
+        });
+    }
     let digest = cache::digest(bytes);
     let dir = shared.config.cache_dir.as_deref();
     let prepared_key = format!("{digest}-prepared");
@@ -182,9 +135,21 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
         origin: origin.to_string(),
         reason: format!("{e:#}"),
     })?;
+    let not_a_policy = |reason: &str| LoadError::NotAPolicy {
+        origin: origin.to_string(),
+        reason: reason.to_string(),
+    };
+    let evaluator = component
+        .get_export_index(None, "computeguard:policy/evaluator@0.1.0")
+        .ok_or_else(|| not_a_policy("no `computeguard:policy/evaluator@0.1.0` export"))?;
+    let evaluate = component
+        .get_export_index(Some(&evaluator), "evaluate")
+        .ok_or_else(|| not_a_policy("`evaluator` has no `evaluate`"))?;
     let mut policy = Policy {
         engine: engine.clone(),
         pre,
+        declared: HashSet::new(),
+        evaluate,
         info: PolicyInfo {
             name: origin.to_string(),
             version: String::new(),
@@ -197,7 +162,11 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
         schema: None,
     };
     let info = policy
-        .call(|p, store| p.computeguard_policy_evaluator().call_metadata(store))
+        .call(|p, store| {
+            p.bindings
+                .computeguard_policy_evaluator()
+                .call_metadata(store)
+        })
         .map_err(|e| LoadError::Metadata {
             origin: origin.to_string(),
             reason: e.to_string(),
@@ -215,6 +184,11 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
             })?,
         );
     }
+    output::check_metadata(&info).map_err(|reason| LoadError::Metadata {
+        origin: origin.to_string(),
+        reason,
+    })?;
+    policy.declared = info.rules.iter().map(|r| r.id.clone()).collect();
     policy.info = info;
     Ok(policy)
 }
@@ -286,7 +260,8 @@ impl Policy {
         }
         let text = settings.to_string();
         match self.call(|p, store| {
-            p.computeguard_policy_evaluator()
+            p.bindings
+                .computeguard_policy_evaluator()
                 .call_validate_settings(store, &text)
         }) {
             Ok(Ok(())) => Ok(()),
@@ -295,60 +270,182 @@ impl Policy {
         }
     }
 
-    /// Evaluates one request in a fresh instance.
+    /// Evaluates one request in a fresh instance, within the engine's deadline.
     pub fn evaluate(&self, request: &Request) -> Result<Response, EvalError> {
-        match self.call(|p, store| {
-            p.computeguard_policy_evaluator()
-                .call_evaluate(store, request)
-        })? {
-            Ok(response) => Ok(response),
-            Err(e) => Err(EvalError::Policy {
-                policy: self.info.name.clone(),
-                reason: match e {
-                    GuestError::InvalidDocument(m) => format!("invalid document: {m}"),
-                    GuestError::InvalidSettings(m) => format!("invalid settings: {m}"),
-                    GuestError::RuleFailed(m) => m,
-                },
-            }),
-        }
+        self.evaluate_until(request, Instant::now() + self.engine.shared.config.deadline)
     }
 
-    /// Runs `f` against a fresh instance with the deadline and memory cap applied.
-    fn call<T>(
+    /// Evaluates one request in a fresh instance that is stopped at `deadline` (wall
+    /// clock) or at the engine's deadline from now, whichever comes first. What the
+    /// policy returns is bounded by [`crate::EngineConfig::output`] and checked
+    /// (declared rule ids, JSON-pointer paths) before it is copied to the host.
+    pub fn evaluate_until(
         &self,
-        f: impl FnOnce(&bindings::Policy, &mut Store<Ctx>) -> wasmtime::Result<T>,
+        request: &Request,
+        deadline: Instant,
+    ) -> Result<Response, EvalError> {
+        let limits = &self.engine.shared.config.output;
+        let policy = || self.info.name.clone();
+        self.call_until(deadline, Some(request.document.len()), |p, store| {
+            let func = p
+                .instance
+                .get_typed_func::<(&Request,), (Result<RawResponse, RawError>,)>(
+                    store.as_context_mut(),
+                    &self.evaluate,
+                )?;
+            let (raw,) = output::bounded(limits, || func.call(store.as_context_mut(), (request,)))?;
+            Ok(match raw {
+                Ok(raw) => output::check_response(raw, limits, &self.declared).map_err(|refused| {
+                    EvalError::Output {
+                        policy: policy(),
+                        reason: refused.0,
+                    }
+                }),
+                Err(e) => Err(EvalError::Policy {
+                    policy: policy(),
+                    reason: match output::error_text(e, limits) {
+                        GuestError::InvalidDocument(m) => format!("invalid document: {m}"),
+                        GuestError::InvalidSettings(m) => format!("invalid settings: {m}"),
+                        GuestError::RuleFailed(m) => m,
+                    },
+                }),
+            })
+        })?
+    }
+
+    /// Runs `f` against a fresh instance with the engine's deadline and memory cap.
+    fn call<T: Send>(
+        &self,
+        f: impl FnOnce(&Instance, &mut Store<Ctx>) -> wasmtime::Result<T> + Send,
+    ) -> Result<T, EvalError> {
+        self.call_until(Instant::now() + self.engine.shared.config.deadline, None, f)
+    }
+
+    /// Runs `f` against a fresh instance, stopped at `deadline` (wall clock), with the
+    /// memory cap applied. `document_bytes` names the input size when the memory cap
+    /// is hit. Called from inside an async runtime (where wasmtime-wasi's blocking
+    /// stdio would panic the runtime), the call runs on a scoped thread of its own.
+    fn call_until<T: Send>(
+        &self,
+        deadline: Instant,
+        document_bytes: Option<usize>,
+        f: impl FnOnce(&Instance, &mut Store<Ctx>) -> wasmtime::Result<T> + Send,
+    ) -> Result<T, EvalError> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return std::thread::scope(|scope| {
+                std::thread::Builder::new()
+                    .name("computeguard-eval".into())
+                    .spawn_scoped(scope, || self.call_here(deadline, document_bytes, f))
+                    .map_err(|e| EvalError::Host {
+                        policy: self.info.name.clone(),
+                        reason: format!("cannot start an evaluation thread: {e}"),
+                    })?
+                    .join()
+                    .unwrap_or_else(|_| {
+                        Err(EvalError::Host {
+                            policy: self.info.name.clone(),
+                            reason: "the evaluation thread panicked".into(),
+                        })
+                    })
+            });
+        }
+        self.call_here(deadline, document_bytes, f)
+    }
+
+    fn call_here<T>(
+        &self,
+        deadline: Instant,
+        document_bytes: Option<usize>,
+        f: impl FnOnce(&Instance, &mut Store<Ctx>) -> wasmtime::Result<T>,
     ) -> Result<T, EvalError> {
         let shared = &self.engine.shared;
-        let name = || self.info.name.clone();
+        let deadline = deadline.min(Instant::now() + shared.config.deadline);
+        let budget = shared.config.deadline;
         let mut store = Store::new(&shared.engine, Ctx::new(&shared.config));
-        store.limiter(|c| c.limits());
-        let ticks = shared
-            .config
-            .deadline
-            .as_millis()
-            .div_ceil(crate::EPOCH_TICK.as_millis())
-            .max(1);
-        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
-        store.epoch_deadline_trap();
-        let instance = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| classify(e, name(), shared.config.deadline))?;
+        store.limiter(|c| c.limiter());
+        // The epoch ticks every millisecond; at each tick the store compares the wall
+        // clock with the deadline, so a busy machine (late ticks) cannot stretch it.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= deadline {
+                Ok(wasmtime::UpdateDeadline::Interrupt)
+            } else {
+                Ok(wasmtime::UpdateDeadline::Continue(1))
+            }
+        });
+        let fail = |store: &Store<Ctx>, e: wasmtime::Error| {
+            classify(
+                e,
+                self.info.name.clone(),
+                budget,
+                store.data(),
+                &shared.config,
+                document_bytes,
+            )
+        };
+        if Instant::now() >= deadline {
+            return Err(EvalError::Timeout {
+                policy: self.info.name.clone(),
+                deadline: budget,
+            });
+        }
+        let instance = match self.pre.instance_pre().instantiate(&mut store) {
+            Ok(i) => i,
+            Err(e) => return Err(fail(&store, e)),
+        };
+        let policy = match bindings::Policy::new(&mut store, &instance) {
+            Ok(p) => p,
+            Err(e) => return Err(fail(&store, e)),
+        };
+        let handle = Instance {
+            instance,
+            bindings: policy,
+        };
         // The store (and instance) is dropped after this call, trapped or not.
-        f(&instance, &mut store).map_err(|e| classify(e, name(), shared.config.deadline))
+        f(&handle, &mut store).map_err(|e| fail(&store, e))
     }
 }
 
-fn classify(e: wasmtime::Error, policy: String, deadline: Duration) -> EvalError {
+/// A fresh instance: raw (for the lazily lifted `evaluate`) and through the bindings.
+pub(crate) struct Instance {
+    instance: wasmtime::component::Instance,
+    bindings: bindings::Policy,
+}
+
+fn classify(
+    e: wasmtime::Error,
+    policy: String,
+    deadline: Duration,
+    ctx: &Ctx,
+    config: &crate::EngineConfig,
+    document_bytes: Option<usize>,
+) -> EvalError {
+    let printed = ctx
+        .printed()
+        .map(|p| format!("; it printed: {p}"))
+        .unwrap_or_default();
+    if let Some(refused) = e.downcast_ref::<output::Refused>() {
+        return EvalError::Output {
+            policy,
+            reason: refused.0.clone(),
+        };
+    }
     match e.downcast_ref::<wasmtime::Trap>() {
         Some(wasmtime::Trap::Interrupt) => EvalError::Timeout { policy, deadline },
+        Some(_) | None if ctx.memory_denied() => EvalError::MemoryLimit {
+            policy,
+            limit: config.memory_limit,
+            document: document_bytes
+                .map(|n| format!(" (the document is {} as JSON)", crate::human_bytes(n)))
+                .unwrap_or_default(),
+        },
         Some(trap) => EvalError::Trap {
             policy,
-            reason: trap.to_string(),
+            reason: format!("{trap}{printed}"),
         },
         None => EvalError::Host {
             policy,
-            reason: format!("{e:#}"),
+            reason: format!("{e:#}{printed}"),
         },
     }
 }

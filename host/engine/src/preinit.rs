@@ -24,7 +24,8 @@
 //! runtime is one a policy may have; it runs in the same empty sandbox, with the
 //! same memory cap, as an evaluation, and under a 10 s deadline.
 
-use crate::policy::{Ctx, import_allowed};
+use crate::policy::import_allowed;
+use crate::sandbox::Ctx;
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
@@ -139,7 +140,7 @@ pub(crate) fn prepare(
         .instance(PACK_INTERFACE)?
         .func_wrap("bytes", move |_, ()| Ok((pack.clone(),)))?;
     let mut store = Store::new(engine, new_ctx());
-    store.limiter(|c| c.limits());
+    store.limiter(|c| c.limiter());
     store.set_epoch_deadline(PREPARE_TICKS);
     store.epoch_deadline_trap();
     let mut wizer = wasmtime_wizer::Wizer::new();

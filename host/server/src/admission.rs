@@ -141,7 +141,7 @@ impl Answer {
     pub fn to_review(&self, uid: &str) -> Value {
         let mut response = json!({"uid": uid, "allowed": self.allowed});
         if let Some((code, message)) = &self.status {
-            response["status"] = json!({"code": code, "message": message});
+            response["status"] = json!({"code": code, "reason": reason(*code), "message": message});
         }
         if !self.warnings.is_empty() {
             response["warnings"] = json!(self.warnings);
@@ -153,6 +153,19 @@ impl Answer {
             response["patch"] = json!(base64::engine::general_purpose::STANDARD.encode(text));
         }
         json!({"apiVersion": API_VERSION, "kind": "AdmissionReview", "response": response})
+    }
+}
+
+/// The `metav1.Status` reason for a code, as controller-runtime webhooks send it:
+/// kubectl prints it (`Error from server (Forbidden): ...`).
+pub fn reason(code: u16) -> &'static str {
+    match code {
+        400 => "BadRequest",
+        403 => "Forbidden",
+        429 => "TooManyRequests",
+        503 => "ServiceUnavailable",
+        504 => "Timeout",
+        _ => "InternalError",
     }
 }
 
@@ -222,6 +235,7 @@ mod tests {
         assert_eq!(v["response"]["uid"], "u1");
         assert_eq!(v["response"]["allowed"], false);
         assert_eq!(v["response"]["status"]["code"], 403);
+        assert_eq!(v["response"]["status"]["reason"], "Forbidden");
         assert_eq!(v["response"]["warnings"][0], "w");
         assert_eq!(v["response"]["patchType"], "JSONPatch");
         use base64::Engine as _;

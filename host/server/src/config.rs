@@ -88,9 +88,24 @@ pub struct Limits {
     /// Wall-time budget of one policy evaluation (default 2 s; keep it below the
     /// webhook's `timeoutSeconds`, 5 s in the shipped manifests).
     pub evaluation_timeout: Duration,
-    /// Requests evaluated at once (default 2 x CPUs); more wait in line for at most
-    /// `evaluation_timeout`, then get the failure mode's answer.
+    /// Requests accepted for evaluation at once, running or waiting for an evaluation
+    /// thread (default 2 x CPUs); one more is answered at once as overloaded, per the
+    /// failure mode. A request waits at most until its `evaluation_timeout` is spent.
     pub max_in_flight: usize,
+    /// Threads that run policies (default: the CPUs this process may use). Policies
+    /// never run on the threads that accept connections and answer `/healthz`.
+    /// Fixed at start; a reload does not change it.
+    pub workers: usize,
+    /// Open connections at once (default 1,024); more are closed as soon as they are
+    /// accepted. Fixed at start.
+    pub max_connections: usize,
+    /// Time a client has to send a request's headers (HTTP/1.1; default 10 s).
+    pub header_read_timeout: Duration,
+    /// A connection with no request in flight and no bytes moving for this long is
+    /// closed (default 60 s).
+    pub idle_timeout: Duration,
+    /// Linear memory of one policy sandbox (default 64 MiB).
+    pub memory_bytes: usize,
 }
 
 impl Default for Limits {
@@ -98,10 +113,23 @@ impl Default for Limits {
         Limits {
             max_request_bytes: 3 << 20,
             evaluation_timeout: Duration::from_secs(2),
-            max_in_flight: 2 * std::thread::available_parallelism().map_or(2, |n| n.get()),
+            max_in_flight: 2 * cpus(),
+            workers: cpus(),
+            max_connections: 1024,
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            memory_bytes: 64 << 20,
         }
     }
 }
+
+/// CPUs this process may use (cgroup quota included).
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// The keys of `webhook.limits`, for error messages.
+const LIMIT_KEYS: &str = "maxRequestBytes, evaluationTimeoutMs, maxInFlight, workers, maxConnections, headerReadTimeoutMs, idleTimeoutMs, memoryMiB";
 
 /// The parsed `webhook:` section.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -354,12 +382,9 @@ fn parse_mutations(cfg: &mut WebhookConfig, v: &Value, at: &str) -> Result<(), C
 }
 
 fn parse_limits(cfg: &mut WebhookConfig, v: &Value, at: &str) -> Result<(), ConfigError> {
-    let map = v.as_object().ok_or_else(|| {
-        err(
-            at,
-            "`limits` must be a mapping with maxRequestBytes, evaluationTimeoutMs, maxInFlight",
-        )
-    })?;
+    let map = v
+        .as_object()
+        .ok_or_else(|| err(at, format!("`limits` must be a mapping with {LIMIT_KEYS}")))?;
     for (key, value) in map {
         let here = format!("{at}/{key}");
         let n = value
@@ -370,12 +395,21 @@ fn parse_limits(cfg: &mut WebhookConfig, v: &Value, at: &str) -> Result<(), Conf
             "maxRequestBytes" => cfg.limits.max_request_bytes = n as usize,
             "evaluationTimeoutMs" => cfg.limits.evaluation_timeout = Duration::from_millis(n),
             "maxInFlight" => cfg.limits.max_in_flight = n as usize,
+            "workers" => cfg.limits.workers = n as usize,
+            "maxConnections" => cfg.limits.max_connections = n as usize,
+            "headerReadTimeoutMs" => cfg.limits.header_read_timeout = Duration::from_millis(n),
+            "idleTimeoutMs" => cfg.limits.idle_timeout = Duration::from_millis(n),
+            "memoryMiB" => {
+                cfg.limits.memory_bytes = usize::try_from(n)
+                    .ok()
+                    .filter(|n| *n <= 4096)
+                    .map(|n| n << 20)
+                    .ok_or_else(|| err(&here, "`memoryMiB` must be at most 4096"))?
+            }
             _ => {
                 return Err(err(
                     &here,
-                    format!(
-                        "unknown key `limits.{key}`; expected maxRequestBytes, evaluationTimeoutMs or maxInFlight"
-                    ),
+                    format!("unknown key `limits.{key}`; expected one of {LIMIT_KEYS}"),
                 ));
             }
         }

@@ -27,11 +27,14 @@ pub mod client;
 pub mod config;
 pub mod metrics;
 pub mod mutate;
+pub mod pool;
 pub mod review;
 pub mod tls;
 
 pub use config::{Enforcement, FailureMode, WebhookConfig};
 pub use review::{Decision, Level, LoadedPolicy, Mode, PolicySet, Verdict};
+
+mod idle;
 
 use arc_swap::ArcSwap;
 use bytes::Bytes;
@@ -43,6 +46,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::net::TcpListener;
@@ -105,7 +109,8 @@ struct State {
     metrics: metrics::Metrics,
     loader: Arc<dyn Loader>,
     certs: Arc<tls::CertStore>,
-    in_flight: Semaphore,
+    pool: pool::Pool,
+    connections: Arc<Semaphore>,
     reload_now: Notify,
 }
 
@@ -140,7 +145,11 @@ impl Server {
                 })?;
         let metrics = metrics::Metrics::default();
         metrics.policies.set(set.policies.len() as i64);
-        let in_flight = Semaphore::new(set.webhook.limits.max_in_flight);
+        let limits = &set.webhook.limits;
+        let pool = pool::Pool::new(limits.workers, limits.max_in_flight).map_err(|e| {
+            ServeError::Load(format!("cannot start evaluation threads: {e}").into())
+        })?;
+        let connections = Arc::new(Semaphore::new(limits.max_connections));
         Ok(Server {
             state: Arc::new(State {
                 set: ArcSwap::from_pointee(set),
@@ -148,7 +157,8 @@ impl Server {
                 metrics,
                 loader,
                 certs,
-                in_flight,
+                pool,
+                connections,
                 reload_now: Notify::new(),
             }),
             listener,
@@ -193,31 +203,20 @@ impl Server {
                             continue;
                         }
                     };
+                    let Ok(slot) = state.connections.clone().try_acquire_owned() else {
+                        // At maxConnections: close at once rather than queue.
+                        state.metrics.connections_refused.inc();
+                        debug!(%peer, "connection refused: at limits.maxConnections");
+                        drop(tcp);
+                        continue;
+                    };
                     let _ = tcp.set_nodelay(true);
                     let acceptor = acceptor.clone();
                     let state = state.clone();
                     let watcher = graceful.watcher();
                     tokio::spawn(async move {
-                        let tls = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
-                            Ok(Ok(s)) => s,
-                            Ok(Err(e)) => {
-                                debug!(%peer, error = %e, "TLS handshake failed");
-                                return;
-                            }
-                            Err(_) => {
-                                debug!(%peer, "TLS handshake timed out");
-                                return;
-                            }
-                        };
-                        let service = hyper::service::service_fn(move |req| {
-                            let state = state.clone();
-                            async move { Ok::<_, std::convert::Infallible>(handle(&state, req).await) }
-                        });
-                        let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-                        let conn = builder.serve_connection(TokioIo::new(tls), service);
-                        if let Err(e) = watcher.watch(conn).await {
-                            debug!(%peer, error = %e, "connection ended with an error");
-                        }
+                        let _slot = slot;
+                        serve_connection(state, tcp, peer, acceptor, watcher).await;
                     });
                 }
                 () = &mut shutdown => break,
@@ -234,6 +233,68 @@ impl Server {
             }
         }
         Ok(())
+    }
+}
+
+/// One connection: TLS handshake (10 s), then HTTP/1.1 or HTTP/2 with the header-read
+/// timeout, closed when idle for `limits.idleTimeoutMs` with no request in flight.
+async fn serve_connection(
+    state: Arc<State>,
+    tcp: tokio::net::TcpStream,
+    peer: SocketAddr,
+    acceptor: tokio_rustls::TlsAcceptor,
+    watcher: hyper_util::server::graceful::Watcher,
+) {
+    let limits = state.set.load().webhook.limits.clone();
+    let activity = Arc::new(idle::Activity::default());
+    let tcp = idle::Tracked::new(tcp, activity.clone());
+    let tls = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            debug!(%peer, error = %e, "TLS handshake failed");
+            return;
+        }
+        Err(_) => {
+            debug!(%peer, "TLS handshake timed out");
+            return;
+        }
+    };
+    let requests = Arc::new(AtomicUsize::new(0));
+    let service = {
+        let requests = requests.clone();
+        hyper::service::service_fn(move |req| {
+            let state = state.clone();
+            let guard = idle::InFlight::new(requests.clone());
+            async move {
+                let response = handle(&state, req).await;
+                drop(guard);
+                Ok::<_, std::convert::Infallible>(response)
+            }
+        })
+    };
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    builder
+        .http2()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .keep_alive_interval(None);
+    let conn = watcher.watch(
+        builder
+            .serve_connection(TokioIo::new(tls), service)
+            .into_owned(),
+    );
+    tokio::select! {
+        result = conn => {
+            if let Err(e) = result {
+                debug!(%peer, error = %e, "connection ended with an error");
+            }
+        }
+        () = idle::until_idle(&activity, &requests, limits.idle_timeout) => {
+            debug!(%peer, idle = ?limits.idle_timeout, "idle connection closed");
+        }
     }
 }
 
@@ -431,6 +492,16 @@ fn count(state: &State, endpoint: &'static str, verdict: &'static str) {
         .inc();
 }
 
+/// What an evaluation thread hands back for one request.
+struct Evaluated {
+    uid: String,
+    kind: String,
+    namespace: Option<String>,
+    name: Option<String>,
+    operation: admission::Operation,
+    decision: Decision,
+}
+
 async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static str) -> Response {
     let started = Instant::now();
     let set = state.set.load_full();
@@ -454,36 +525,58 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
             );
         }
     };
-    let review = match admission::parse(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            count(state, endpoint, "bad_request");
-            warn!(endpoint, error = %e, "malformed admission request");
-            return problem(StatusCode::BAD_REQUEST, &e.to_string());
-        }
-    };
     let mode = if endpoint == "mutate" {
         Mode::Mutate
     } else {
         Mode::Validate
     };
-    // Bounded concurrency: wait for a slot at most as long as one evaluation may take.
-    let permit = match tokio::time::timeout(
-        set.webhook.limits.evaluation_timeout,
-        state.in_flight.acquire(),
-    )
-    .await
-    {
-        Ok(Ok(p)) => p,
-        _ => {
-            count(state, endpoint, "overloaded");
-            let answer = overloaded(&set, mode);
-            warn!(uid = %review.uid, endpoint, allowed = answer.allowed, "overloaded: answered per failurePolicy");
-            return json_ok(&answer.to_review(&review.uid));
+    // The whole request, queueing included, must be answered within the evaluation
+    // timeout: every policy is stopped at this instant, and a request still waiting
+    // for a thread then is answered per the failure mode.
+    let deadline = started + set.webhook.limits.evaluation_timeout;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let job = {
+        let set = set.clone();
+        let body = body.clone();
+        move || {
+            if Instant::now() >= deadline {
+                return; // already answered as timed out
+            }
+            let out = admission::parse(&body).map(|review| Evaluated {
+                decision: review::decide(&set, &review, mode, deadline),
+                uid: review.uid,
+                kind: review.kind.kind,
+                namespace: review.namespace,
+                name: review.name,
+                operation: review.operation,
+            });
+            let _ = tx.send(out);
         }
     };
-    let decision = review::decide(&set, &review, mode);
-    drop(permit);
+    if state.pool.try_submit(job).is_err() {
+        return unevaluated(state, &set, &body, endpoint, mode, Unevaluated::Overloaded);
+    }
+    // A little grace past the deadline for the evaluation thread to hand its answer over.
+    let grace = Duration::from_millis(100);
+    let evaluated = match tokio::time::timeout_at((deadline + grace).into(), rx).await {
+        Ok(Ok(Ok(e))) => e,
+        Ok(Ok(Err(e))) => {
+            count(state, endpoint, "bad_request");
+            warn!(endpoint, error = %e, "malformed admission request");
+            return problem(StatusCode::BAD_REQUEST, &e.to_string());
+        }
+        Ok(Err(_)) | Err(_) => {
+            return unevaluated(state, &set, &body, endpoint, mode, Unevaluated::TimedOut);
+        }
+    };
+    let Evaluated {
+        uid,
+        kind,
+        namespace,
+        name,
+        operation,
+        decision,
+    } = evaluated;
     let verdict = decision.verdict.as_str();
     count(state, endpoint, verdict);
     for f in &decision.findings {
@@ -496,7 +589,7 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
             })
             .inc();
         if f.enforcement == Enforcement::Audit || set.webhook.dry_run {
-            info!(uid = %review.uid, rule = %f.rule, enforcement = f.enforcement.as_str(), message = %f.message, "finding");
+            info!(%uid, rule = %f.rule, enforcement = f.enforcement.as_str(), message = %f.message, "finding");
         }
     }
     for f in &decision.failures {
@@ -508,22 +601,61 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
                 kind: f.kind,
             })
             .inc();
-        error!(uid = %review.uid, policy = %f.policy, kind = f.kind, error = %f.message, "policy evaluation failed");
+        error!(%uid, policy = %f.policy, kind = f.kind, error = %f.message, "policy evaluation failed");
+    }
+    for policy in &decision.refused_patches {
+        warn!(%uid, %policy, "the policy returned a JSON Patch; refused (only computeguard's own mutations are sent)");
     }
     info!(
-        uid = %review.uid,
+        %uid,
         endpoint,
-        kind = %review.kind.kind,
-        namespace = review.namespace.as_deref().unwrap_or(""),
-        name = review.name.as_deref().unwrap_or(""),
-        operation = ?review.operation,
+        %kind,
+        namespace = namespace.as_deref().unwrap_or(""),
+        name = name.as_deref().unwrap_or(""),
+        ?operation,
         verdict,
         skipped = decision.skipped.unwrap_or(""),
         findings = decision.findings.len(),
         duration_us = started.elapsed().as_micros() as u64,
         "admission"
     );
-    json_ok(&decision.answer.to_review(&review.uid))
+    json_ok(&decision.answer.to_review(&uid))
+}
+
+/// Why a request got no evaluation.
+#[derive(Clone, Copy)]
+enum Unevaluated {
+    /// `maxInFlight` requests were already queued or running.
+    Overloaded,
+    /// The evaluation did not finish within `evaluationTimeoutMs`.
+    TimedOut,
+}
+
+/// Answers a request that was not evaluated, per the failure mode (parsing the body
+/// here only for its uid; a malformed one is still a 400).
+fn unevaluated(
+    state: &State,
+    set: &PolicySet,
+    body: &[u8],
+    endpoint: &'static str,
+    mode: Mode,
+    why: Unevaluated,
+) -> Response {
+    let review = match admission::parse(body) {
+        Ok(r) => r,
+        Err(e) => {
+            count(state, endpoint, "bad_request");
+            warn!(endpoint, error = %e, "malformed admission request");
+            return problem(StatusCode::BAD_REQUEST, &e.to_string());
+        }
+    };
+    let (label, answer) = match why {
+        Unevaluated::Overloaded => ("overloaded", overloaded(set, mode)),
+        Unevaluated::TimedOut => ("timeout", timed_out(set, mode)),
+    };
+    count(state, endpoint, label);
+    warn!(uid = %review.uid, endpoint, allowed = answer.allowed, "{label}: answered per failurePolicy");
+    json_ok(&answer.to_review(&review.uid))
 }
 
 /// Reads a body of at most `limit` bytes; `Ok(None)` when it is larger. An oversize
@@ -546,11 +678,29 @@ async fn read_body(mut body: Incoming, limit: usize) -> Result<Option<Bytes>, hy
 }
 
 fn overloaded(set: &PolicySet, mode: Mode) -> admission::Answer {
-    let message = "computeguard is overloaded: no evaluation slot within the evaluation timeout";
+    unjudged(
+        set,
+        mode,
+        503,
+        "computeguard is overloaded: webhook.limits.maxInFlight requests are already being evaluated",
+    )
+}
+
+fn timed_out(set: &PolicySet, mode: Mode) -> admission::Answer {
+    unjudged(
+        set,
+        mode,
+        504,
+        "computeguard could not finish the evaluation within webhook.limits.evaluationTimeoutMs",
+    )
+}
+
+/// The failure mode's answer for a request nothing could judge.
+fn unjudged(set: &PolicySet, mode: Mode, code: u16, message: &str) -> admission::Answer {
     match (mode, set.webhook.failure_policy.0) {
         (Mode::Validate, FailureMode::Fail) if !set.webhook.dry_run => admission::Answer {
             allowed: false,
-            status: Some((503, format!("{message} (failurePolicy Fail)"))),
+            status: Some((code, format!("{message} (failurePolicy Fail)"))),
             ..admission::Answer::default()
         },
         _ => admission::Answer {

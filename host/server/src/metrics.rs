@@ -55,6 +55,7 @@ pub struct Metrics {
     pub errors: Family<ErrorLabels, Counter>,
     pub reloads: Family<ReloadLabels, Counter>,
     pub policies: Gauge,
+    pub connections_refused: Counter,
 }
 
 impl Default for Metrics {
@@ -68,6 +69,7 @@ impl Default for Metrics {
         let errors = Family::<ErrorLabels, Counter>::default();
         let reloads = Family::<ReloadLabels, Counter>::default();
         let policies = Gauge::default();
+        let connections_refused = Counter::default();
         registry.register(
             "admission_requests",
             "Admission requests answered, by endpoint and verdict",
@@ -85,7 +87,7 @@ impl Default for Metrics {
         );
         registry.register(
             "evaluation_errors",
-            "Policy evaluations that gave no verdict, by policy and kind (timeout, trap, policy, host)",
+            "Policy evaluations that gave no verdict, by policy and kind (timeout, trap, memory, output, policy, host, input)",
             errors.clone(),
         );
         registry.register(
@@ -94,6 +96,11 @@ impl Default for Metrics {
             reloads.clone(),
         );
         registry.register("policies_loaded", "Policies serving", policies.clone());
+        registry.register(
+            "connections_refused",
+            "Connections closed on accept because limits.maxConnections were open",
+            connections_refused.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -102,6 +109,7 @@ impl Default for Metrics {
             errors,
             reloads,
             policies,
+            connections_refused,
         }
     }
 }

@@ -5,10 +5,11 @@
 use crate::admission::{Answer, Operation, Review};
 use crate::config::{Enforcement, FailureMode, WebhookConfig};
 use crate::mutate;
-use computeguard_engine::{EvalError, Policy, Request, Severity, SourceKind};
+use computeguard_engine::{Policy, Request, Severity, SourceKind};
 use computeguard_policy_core::model::{self, Source};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 /// A rule's configured level (`rules:` in `computeguard.yaml`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,11 +87,14 @@ pub struct Finding {
     pub resource: String,
 }
 
-/// A policy that gave no verdict.
+/// A policy that gave no verdict, or an object the host could not read.
 #[derive(Clone, Debug)]
 pub struct Failure {
+    /// The policy's name, or `computeguard` when the host itself could not decode the
+    /// object.
     pub policy: String,
-    /// `timeout`, `trap`, `policy` or `host`, for the metric label.
+    /// `timeout`, `trap`, `memory`, `output`, `policy`, `host` or `input`, for the
+    /// metric label.
     pub kind: &'static str,
     pub message: String,
     pub mode: FailureMode,
@@ -105,6 +109,9 @@ pub struct Decision {
     pub skipped: Option<&'static str>,
     pub findings: Vec<Finding>,
     pub failures: Vec<Failure>,
+    /// Policies whose answer carried a JSON Patch: never sent (only computeguard's own,
+    /// switched-on mutations are), logged.
+    pub refused_patches: Vec<String>,
 }
 
 impl Decision {
@@ -115,6 +122,41 @@ impl Decision {
             skipped: Some(why),
             findings: Vec::new(),
             failures: Vec::new(),
+            refused_patches: Vec::new(),
+        }
+    }
+
+    /// The object cannot be decoded (too deeply nested, a number out of range, ...):
+    /// nothing can judge it, so the failure mode decides, as for a failed policy.
+    fn undecodable(
+        cfg: &WebhookConfig,
+        review: &Review<'_>,
+        mode: Mode,
+        error: String,
+    ) -> Decision {
+        let failure = Failure {
+            policy: "computeguard".into(),
+            kind: "input",
+            message: format!("the object cannot be decoded: {error}"),
+            mode: cfg.failure_policy.0,
+        };
+        let answer = match mode {
+            Mode::Validate => {
+                validate_answer(cfg, &subject(review), &[], std::slice::from_ref(&failure))
+            }
+            Mode::Mutate => Answer::allow(),
+        };
+        Decision {
+            verdict: if answer.allowed {
+                Verdict::Warned
+            } else {
+                Verdict::Denied
+            },
+            answer,
+            skipped: None,
+            findings: Vec::new(),
+            failures: vec![failure],
+            refused_patches: Vec::new(),
         }
     }
 }
@@ -136,8 +178,10 @@ pub fn today() -> String {
         .to_string()
 }
 
-/// Decides one admission request.
-pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Decision {
+/// Decides one admission request. Every policy is stopped at `deadline` (wall clock).
+/// Blocking: call it from an evaluation thread (see [`crate::pool`]), not from an
+/// async task.
+pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode, deadline: Instant) -> Decision {
     let cfg = &set.webhook;
     let raw = match (review.operation, review.object) {
         (Operation::Create | Operation::Update, Some(raw)) => raw,
@@ -148,8 +192,9 @@ pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Decision {
     {
         return Decision::skip("excluded namespace");
     }
-    let Ok(object) = serde_json::from_str::<Value>(raw.get()) else {
-        return Decision::skip("object is not JSON");
+    let object = match serde_json::from_str::<Value>(raw.get()) {
+        Ok(o) => o,
+        Err(e) => return Decision::undecodable(cfg, review, mode, e.to_string()),
     };
     if let Some(Value::Object(labels)) = object.pointer("/metadata/labels")
         && cfg
@@ -175,7 +220,7 @@ pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Decision {
     };
     let mut findings = Vec::new();
     let mut failures = Vec::new();
-    let mut policy_patches: Vec<Value> = Vec::new();
+    let mut refused_patches = Vec::new();
     for loaded in &set.policies {
         let request = Request {
             document: raw.get().to_string(),
@@ -185,7 +230,7 @@ pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Decision {
             as_of: as_of.clone(),
         };
         let name = &loaded.policy.info().name;
-        match loaded.policy.evaluate(&request) {
+        match loaded.policy.evaluate_until(&request, deadline) {
             Ok(response) => {
                 for v in response.violations {
                     let severity = match set.levels.get(&v.rule) {
@@ -214,22 +259,14 @@ pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Decision {
                         resource: v.resource.name,
                     });
                 }
-                if let Some(p) = response.patch
-                    && let Ok(Value::Array(ops)) = serde_json::from_str::<Value>(&p)
-                {
-                    policy_patches.extend(ops);
+                if response.patch.is_some() {
+                    refused_patches.push(name.clone());
                 }
             }
             Err(e) => {
-                let kind = match &e {
-                    EvalError::Timeout { .. } => "timeout",
-                    EvalError::Trap { .. } => "trap",
-                    EvalError::Policy { .. } => "policy",
-                    _ => "host",
-                };
                 failures.push(Failure {
                     policy: name.clone(),
-                    kind,
+                    kind: e.kind(),
                     message: e.to_string(),
                     mode: cfg.failure_mode(name),
                 });
@@ -241,8 +278,7 @@ pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Decision {
     let answer = match mode {
         Mode::Validate => validate_answer(cfg, &subject, &findings, &failures),
         Mode::Mutate => {
-            let mut ops = mutate::patch(cfg, &object, &resources, &findings);
-            ops.extend(policy_patches);
+            let ops = mutate::patch(cfg, &object, &resources, &findings);
             Answer {
                 allowed: true,
                 status: None,
@@ -264,6 +300,7 @@ pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Decision {
         skipped: None,
         findings,
         failures,
+        refused_patches,
     }
 }
 

@@ -69,6 +69,9 @@ impl Loader for CliLoader {
         // A new engine per generation: the evaluation deadline is part of the config.
         let engine = Engine::new(EngineConfig {
             deadline: webhook.limits.evaluation_timeout,
+            memory_limit: webhook.limits.memory_bytes,
+            // Evaluations run on `workers` threads; a few more slots for reloads.
+            max_concurrent_instances: u32::try_from(webhook.limits.workers + 4).unwrap_or(u32::MAX),
             ..EngineConfig::default()
         })?;
         let loaded = policies::load_all(&engine, &config, &self.extra)?;

@@ -1,0 +1,404 @@
+//! What crosses back from a policy, bounded and checked before the host copies it.
+//!
+//! A policy is untrusted code: its answer could hold millions of violations, huge
+//! messages, rule ids it never declared or pointers that are not pointers. The
+//! `evaluate` result is lifted through [`BoundedList`] and [`BoundedString`], which
+//! read each list's and string's length from the guest's memory and check it against
+//! [`OutputLimits`] before anything is copied to the host; then every field is
+//! validated before use.
+
+use crate::policy::{ResourceRef, Response, Severity, Violation};
+use std::cell::Cell;
+use std::collections::HashSet;
+use wasmtime::component::__internal::{CanonicalAbiInfo, InstanceType, InterfaceType, LiftContext};
+use wasmtime::component::{ComponentType, Lift};
+
+/// Bounds on one policy answer. Defaults are documented on each field and in
+/// `docs/security.md`.
+#[derive(Clone, Debug)]
+pub struct OutputLimits {
+    /// Violations in one response. Default 10,000.
+    pub max_violations: usize,
+    /// Resources in one response. Default 10,000.
+    pub max_resources: usize,
+    /// Bytes of one string (message, remediation, path, resource name, error text).
+    /// Default 16 KiB.
+    pub max_string_bytes: usize,
+    /// Bytes of all strings of one response together. Default 8 MiB.
+    pub max_total_bytes: usize,
+}
+
+impl Default for OutputLimits {
+    fn default() -> Self {
+        OutputLimits {
+            max_violations: 10_000,
+            max_resources: 10_000,
+            max_string_bytes: 16 << 10,
+            max_total_bytes: 8 << 20,
+        }
+    }
+}
+
+/// The longest rule id a policy may declare.
+pub const MAX_RULE_ID: usize = 64;
+/// The most rules one policy may declare.
+pub const MAX_RULES: usize = 1_000;
+/// The longest policy name.
+pub const MAX_POLICY_NAME: usize = 128;
+
+#[derive(ComponentType, Lift)]
+#[component(record)]
+pub(crate) struct RawResourceRef {
+    kind: BoundedString,
+    name: BoundedString,
+}
+
+#[derive(ComponentType, Lift)]
+#[component(record)]
+pub(crate) struct RawViolation {
+    rule: BoundedString,
+    severity: Severity,
+    message: BoundedString,
+    path: BoundedString,
+    remediation: BoundedString,
+    resource: RawResourceRef,
+}
+
+#[derive(ComponentType, Lift)]
+#[component(record)]
+pub(crate) struct RawResponse {
+    violations: BoundedList<RawViolation>,
+    resources: BoundedList<RawResourceRef>,
+    patch: Option<BoundedString>,
+}
+
+#[derive(ComponentType, Lift)]
+#[component(variant)]
+pub(crate) enum RawError {
+    #[component(name = "invalid-document")]
+    InvalidDocument(BoundedString),
+    #[component(name = "invalid-settings")]
+    InvalidSettings(BoundedString),
+    #[component(name = "rule-failed")]
+    RuleFailed(BoundedString),
+}
+
+/// An answer refused while it was being lifted (becomes [`crate::EvalError::Output`]).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Refused(pub(crate) String);
+
+/// What is left of the [`OutputLimits`] while one answer is lifted. Lifting happens
+/// inside wasmtime (before the guest's post-return frees the answer), so the bound
+/// travels in a thread-local set around the call.
+#[derive(Clone, Copy)]
+struct Budget {
+    max_items: usize,
+    max_violations: usize,
+    max_resources: usize,
+    max_total: usize,
+    total: usize,
+}
+
+thread_local! {
+    static BUDGET: Cell<Option<Budget>> = const { Cell::new(None) };
+}
+
+/// Runs `f` (a call whose result is lifted through [`BoundedString`] and
+/// [`BoundedList`]) with `limits` in force.
+pub(crate) fn bounded<R>(limits: &OutputLimits, f: impl FnOnce() -> R) -> R {
+    let budget = Budget {
+        max_items: limits.max_violations.max(limits.max_resources),
+        max_violations: limits.max_violations,
+        max_resources: limits.max_resources,
+        max_total: limits.max_total_bytes,
+        total: 0,
+    };
+    let previous = BUDGET.with(|b| b.replace(Some(budget)));
+    let out = f();
+    BUDGET.with(|b| b.set(previous));
+    out
+}
+
+fn charge_string(len: usize) -> wasmtime::Result<()> {
+    BUDGET.with(|cell| {
+        let Some(mut b) = cell.get() else {
+            return Ok(());
+        };
+        // Each string is also held to `max_string_bytes` once lifted (the patch, to
+        // the total alone); the total bounds what lifting copies.
+        if len > b.max_total || b.total.saturating_add(len) > b.max_total {
+            return Err(Refused(format!(
+                "more than {} bytes of text in one answer",
+                b.max_total
+            ))
+            .into());
+        }
+        b.total += len;
+        cell.set(Some(b));
+        Ok(())
+    })
+}
+
+fn charge_list(len: usize) -> wasmtime::Result<()> {
+    BUDGET.with(|cell| match cell.get() {
+        Some(b) if len > b.max_items => Err(Refused(format!(
+            "a list of {len} items in one answer (limits: {} violations, {} resources)",
+            b.max_violations, b.max_resources
+        ))
+        .into()),
+        _ => Ok(()),
+    })
+}
+
+/// The length half of a canonical-ABI pointer pair stored in memory.
+fn memory_len(bytes: &[u8]) -> usize {
+    bytes
+        .get(4..8)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map_or(usize::MAX, |b| u32::from_le_bytes(b) as usize)
+}
+
+/// A `string` whose length is checked against the budget before it is copied.
+pub(crate) struct BoundedString(String);
+
+// SAFETY: the same canonical ABI as `String`, to which every method delegates.
+#[allow(unsafe_code)]
+unsafe impl ComponentType for BoundedString {
+    type Lower = <String as ComponentType>::Lower;
+    const ABI: CanonicalAbiInfo = <String as ComponentType>::ABI;
+    fn typecheck(ty: &InterfaceType, types: &InstanceType<'_>) -> wasmtime::Result<()> {
+        <String as ComponentType>::typecheck(ty, types)
+    }
+}
+
+// SAFETY: delegates to `String`'s lift after checking the length it reads.
+#[allow(unsafe_code)]
+unsafe impl Lift for BoundedString {
+    fn linear_lift_from_flat(
+        cx: &mut LiftContext<'_>,
+        ty: InterfaceType,
+        src: &Self::Lower,
+    ) -> wasmtime::Result<Self> {
+        charge_string(src[1].get_u32() as usize)?;
+        Ok(BoundedString(String::linear_lift_from_flat(cx, ty, src)?))
+    }
+
+    fn linear_lift_from_memory(
+        cx: &mut LiftContext<'_>,
+        ty: InterfaceType,
+        bytes: &[u8],
+    ) -> wasmtime::Result<Self> {
+        charge_string(memory_len(bytes))?;
+        Ok(BoundedString(String::linear_lift_from_memory(
+            cx, ty, bytes,
+        )?))
+    }
+}
+
+/// A `list<T>` whose length is checked against the budget before it is copied.
+pub(crate) struct BoundedList<T>(Vec<T>);
+
+// SAFETY: the same canonical ABI as `Vec<T>`, to which every method delegates.
+#[allow(unsafe_code)]
+unsafe impl<T: ComponentType> ComponentType for BoundedList<T> {
+    type Lower = <Vec<T> as ComponentType>::Lower;
+    const ABI: CanonicalAbiInfo = <Vec<T> as ComponentType>::ABI;
+    fn typecheck(ty: &InterfaceType, types: &InstanceType<'_>) -> wasmtime::Result<()> {
+        <Vec<T> as ComponentType>::typecheck(ty, types)
+    }
+}
+
+// SAFETY: delegates to `Vec<T>`'s lift after checking the length it reads.
+#[allow(unsafe_code)]
+unsafe impl<T: Lift> Lift for BoundedList<T> {
+    fn linear_lift_from_flat(
+        cx: &mut LiftContext<'_>,
+        ty: InterfaceType,
+        src: &Self::Lower,
+    ) -> wasmtime::Result<Self> {
+        charge_list(src[1].get_u32() as usize)?;
+        Ok(BoundedList(Vec::<T>::linear_lift_from_flat(cx, ty, src)?))
+    }
+
+    fn linear_lift_from_memory(
+        cx: &mut LiftContext<'_>,
+        ty: InterfaceType,
+        bytes: &[u8],
+    ) -> wasmtime::Result<Self> {
+        charge_list(memory_len(bytes))?;
+        Ok(BoundedList(Vec::<T>::linear_lift_from_memory(
+            cx, ty, bytes,
+        )?))
+    }
+}
+
+/// Checks a lifted response: counts, string sizes, declared rule ids, JSON-pointer
+/// paths.
+pub(crate) fn check_response(
+    raw: RawResponse,
+    limits: &OutputLimits,
+    declared: &HashSet<String>,
+) -> Result<Response, Refused> {
+    let n = raw.violations.0.len();
+    if n > limits.max_violations {
+        return Err(Refused(format!(
+            "{n} violations in one answer (limit {})",
+            limits.max_violations
+        )));
+    }
+    let r = raw.resources.0.len();
+    if r > limits.max_resources {
+        return Err(Refused(format!(
+            "{r} resources in one answer (limit {})",
+            limits.max_resources
+        )));
+    }
+    let max = limits.max_string_bytes;
+    let short = |s: BoundedString, what: &str| -> Result<String, Refused> {
+        if s.0.len() > max {
+            return Err(Refused(format!(
+                "a {what} of {} bytes (limit {max})",
+                s.0.len()
+            )));
+        }
+        Ok(s.0)
+    };
+    let take_ref = |r: RawResourceRef| -> Result<ResourceRef, Refused> {
+        Ok(ResourceRef {
+            kind: short(r.kind, "resource kind")?,
+            name: short(r.name, "resource name")?,
+        })
+    };
+    let mut violations = Vec::with_capacity(n);
+    for (i, v) in raw.violations.0.into_iter().enumerate() {
+        let rule = short(v.rule, "rule id")?;
+        if !declared.contains(&rule) {
+            return Err(Refused(format!(
+                "violation {i} names rule `{}`, which the policy does not declare in its metadata",
+                truncate(&rule, MAX_RULE_ID)
+            )));
+        }
+        let path = short(v.path, "path")?;
+        if !(path.is_empty() || path.starts_with('/')) || path.chars().any(char::is_control) {
+            return Err(Refused(format!(
+                "violation {i} (rule `{rule}`) has path `{}`, which is not a JSON pointer",
+                truncate(&path, 256)
+            )));
+        }
+        violations.push(Violation {
+            message: short(v.message, "message")?,
+            remediation: short(v.remediation, "remediation")?,
+            resource: take_ref(v.resource)?,
+            severity: v.severity,
+            path,
+            rule,
+        });
+    }
+    let resources = raw
+        .resources
+        .0
+        .into_iter()
+        .map(take_ref)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Response {
+        violations,
+        resources,
+        patch: raw.patch.map(|p| p.0),
+    })
+}
+
+/// An error's text, cut to `max_string_bytes` and escaped.
+pub(crate) fn error_text(raw: RawError, limits: &OutputLimits) -> crate::policy::GuestError {
+    use crate::policy::GuestError;
+    let text = |s: BoundedString| truncate(&s.0, limits.max_string_bytes);
+    match raw {
+        RawError::InvalidDocument(s) => GuestError::InvalidDocument(text(s)),
+        RawError::InvalidSettings(s) => GuestError::InvalidSettings(text(s)),
+        RawError::RuleFailed(s) => GuestError::RuleFailed(text(s)),
+    }
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, control characters
+/// escaped.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = crate::text::escape_control(&text[..end]);
+    if end < text.len() {
+        out.push_str(" [truncated]");
+    }
+    out
+}
+
+/// Checks what a policy declares about itself: a usable name and well-formed,
+/// unique rule ids (they become metric labels and SARIF rule ids).
+pub(crate) fn check_metadata(info: &crate::PolicyInfo) -> Result<(), String> {
+    let name = &info.name;
+    if name.is_empty()
+        || name.len() > MAX_POLICY_NAME
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(format!(
+            "policy name `{}` must be 1 to {MAX_POLICY_NAME} characters of letters, digits, `-`, `_` and `.`",
+            crate::text::escape_control(&truncate(name, MAX_POLICY_NAME))
+        ));
+    }
+    if info.rules.len() > MAX_RULES {
+        return Err(format!(
+            "{} rules declared (limit {MAX_RULES})",
+            info.rules.len()
+        ));
+    }
+    let mut seen = HashSet::new();
+    for rule in &info.rules {
+        if !valid_rule_id(&rule.id) {
+            return Err(format!(
+                "rule id `{}` must be kebab-case (lower-case letters and digits joined by single `-`), 1 to {MAX_RULE_ID} characters",
+                truncate(&rule.id, MAX_RULE_ID)
+            ));
+        }
+        if !seen.insert(rule.id.as_str()) {
+            return Err(format!("rule id `{}` is declared twice", rule.id));
+        }
+    }
+    Ok(())
+}
+
+/// `lower-case-kebab-123`, 1 to [`MAX_RULE_ID`] bytes.
+pub fn valid_rule_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_RULE_ID
+        && id.split('-').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_ids_are_kebab_case_and_bounded() {
+        assert!(valid_rule_id("cuda-arch-compat"));
+        assert!(valid_rule_id("a1"));
+        for bad in ["", "-a", "a-", "a--b", "A", "a b", "a\nb", "ü"] {
+            assert!(!valid_rule_id(bad), "{bad:?}");
+        }
+        assert!(!valid_rule_id(&"a".repeat(MAX_RULE_ID + 1)));
+    }
+
+    #[test]
+    fn truncation_keeps_characters_whole_and_says_so() {
+        assert_eq!(truncate("héllo", 2), "h [truncated]");
+        assert_eq!(truncate("ok", 10), "ok");
+        assert_eq!(truncate("a\u{1b}b", 10), "a\\u{1b}b");
+    }
+}
