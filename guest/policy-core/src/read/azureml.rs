@@ -302,3 +302,74 @@ fn pipeline_steps(doc: &Value, pipeline: &Resource) -> Vec<Resource> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::compute::Source;
+    use crate::read::normalize;
+    use serde_json::json;
+
+    #[test]
+    fn pipeline_steps_are_resources_with_their_own_compute_and_resources() {
+        let doc = json!({"$schema": "https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json",
+            "type": "pipeline", "display_name": "nlp", "tags": {"team": "a"},
+            "settings": {"default_compute": "azureml:cpu-cluster"},
+            "jobs": {
+                "prep": {"type": "command", "environment": "azureml:sklearn@latest"},
+                "train": {"type": "command", "compute": "azureml:gpu-cluster",
+                    "resources": {"instance_type": "Standard_NC6s_v3", "instance_count": 2},
+                    "distribution": {"type": "mpi", "process_count_per_instance": 1},
+                    "environment": {"image": "mcr.microsoft.com/azureml/openmpi4.1.0-cuda11.8-cudnn8-ubuntu22.04"}},
+                "tune": {"type": "sweep", "trial": {"command": "python t.py",
+                    "environment": {"image": "nvidia/cuda:12.1.0-devel-ubuntu22.04"}},
+                    "resources": {"instance_type": "Standard_NC24ads_A100_v4"}},
+                "score": {"type": "parallel", "resources": {"instance_count": 3},
+                    "task": {"type": "run_function", "environment": {"image": "nvidia/cuda:12.2.0-runtime-ubuntu22.04"}}},
+                "copy": {"type": "data_transfer"}}});
+        let out = normalize(&doc, Source::AzureMl);
+        let names: Vec<&str> = out.iter().map(|r| r.display.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "Azure ML pipeline job nlp",
+                "Azure ML command job nlp/prep",
+                "Azure ML parallel job nlp/score",
+                "Azure ML command job nlp/train",
+                "Azure ML sweep job nlp/tune"
+            ]
+        );
+        let train = &out[3];
+        assert_eq!(train.sku.as_deref(), Some("Standard_NC6s_v3"));
+        assert_eq!(train.fields["sku"], "/jobs/train/resources/instance_type");
+        assert_eq!((train.instance_count, train.distributed), (Some(2), true));
+        assert_eq!(train.parent.as_deref(), Some("compute azureml:gpu-cluster"));
+        assert_eq!(train.cuda.as_deref(), Some("11.8"));
+        assert_eq!(train.fields["cuda"], "/jobs/train/environment/image");
+        assert_eq!(train.labels["team"], "a");
+        assert_eq!(train.workload, "training");
+        // A step without compute inherits the pipeline's default compute.
+        assert_eq!(
+            out[1].parent.as_deref(),
+            Some("compute azureml:cpu-cluster")
+        );
+        assert_eq!(out[1].fields["parent"], "/settings/default_compute");
+        // Sweep: the trial's environment; parallel: the task's, and intent batch.
+        assert_eq!(out[4].fields["cuda"], "/jobs/tune/trial/environment/image");
+        assert_eq!(out[4].sku.as_deref(), Some("Standard_NC24ads_A100_v4"));
+        assert_eq!(
+            (out[2].workload.as_str(), out[2].instance_count),
+            ("batch", Some(3))
+        );
+        assert_eq!(out[2].fields["cuda"], "/jobs/score/task/environment/image");
+    }
+
+    #[test]
+    fn a_sweep_job_reads_its_trial_environment() {
+        let doc = json!({"type": "sweep", "name": "s", "trial": {"environment": {"image": "nvidia/cuda:12.4.1-base"}},
+            "resources": {"instance_type": "Standard_NC6"}});
+        let out = normalize(&doc, Source::AzureMl);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].cuda.as_deref(), Some("12.4.1"));
+        assert_eq!(out[0].fields["cuda"], "/trial/environment/image");
+    }
+}

@@ -916,3 +916,311 @@ fn read_pod_spec(
     r.gpu_requests = r.gpu_requests.max(pod_gpus.max(init_gpus));
     r.rdma_requests = r.rdma_requests.max(pod_rdma.max(init_rdma));
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::compute::{Resource, Source};
+    use crate::read::normalize;
+    use serde_json::{Value, json};
+
+    fn displays(out: &[Resource]) -> Vec<&str> {
+        out.iter().map(|r| r.display.as_str()).collect()
+    }
+
+    fn gpu_pod(image: &str) -> Value {
+        json!({"containers": [{"name": "c", "image": image,
+            "resources": {"limits": {"nvidia.com/gpu": 2}}}]})
+    }
+
+    #[test]
+    fn list_items_are_read_with_pointers_inside_the_list() {
+        let doc = json!({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {}},
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+             "spec": gpu_pod("nvidia/cuda:12.2.0-base")}]});
+        let out = normalize(&doc, Source::Kubernetes);
+        assert_eq!(displays(&out), ["Pod ml/p"]);
+        assert_eq!(out[0].pointer, "/items/1");
+        assert_eq!(
+            out[0].fields["gpuRequests"],
+            "/items/1/spec/containers/0/resources/limits/nvidia.com~1gpu"
+        );
+        assert_eq!(out[0].fields["cuda"], "/items/1/spec/containers/0/image");
+        // A typed list whose items leave their kind off, and a list nested in a list.
+        let typed = json!({"apiVersion": "v1", "kind": "PodList", "items": [
+            {"metadata": {"name": "a"}, "spec": gpu_pod("busybox")}]});
+        let nested = json!({"apiVersion": "v1", "kind": "List", "items": [typed]});
+        let out = normalize(&nested, Source::Unknown);
+        assert_eq!(displays(&out), ["Pod a"]);
+        assert_eq!(out[0].pointer, "/items/0/items/0");
+        assert_eq!(out[0].gpu_requests, 2.0);
+    }
+
+    #[test]
+    fn every_replica_type_of_a_training_job_is_a_resource() {
+        let doc = json!({"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+            "metadata": {"name": "bert", "namespace": "t"},
+            "spec": {"mpiReplicaSpecs": {
+                "Launcher": {"replicas": 1, "template": {"spec": {"containers": [{"image": "mpi"}]}}},
+                "Worker": {"replicas": 4, "template": {"spec": gpu_pod("mpi")}}}}});
+        let out = normalize(&doc, Source::Unknown);
+        assert_eq!(
+            displays(&out),
+            ["MPIJob t/bert (Launcher)", "MPIJob t/bert (Worker)"]
+        );
+        assert_eq!(out[1].instance_count, Some(4));
+        assert_eq!(
+            out[1].fields["instanceCount"],
+            "/spec/mpiReplicaSpecs/Worker/replicas"
+        );
+        assert_eq!(
+            out[1].fields["gpuRequests"],
+            "/spec/mpiReplicaSpecs/Worker/template/spec/containers/0/resources/limits/nvidia.com~1gpu"
+        );
+        assert_eq!(out[0].gpu_requests, 0.0);
+        assert!(
+            out.iter()
+                .all(|r| r.workload == "training" && r.distributed)
+        );
+        for (kind, field) in [
+            ("TFJob", "tfReplicaSpecs"),
+            ("XGBoostJob", "xgbReplicaSpecs"),
+            ("JAXJob", "jaxReplicaSpecs"),
+            ("PaddleJob", "paddleReplicaSpecs"),
+        ] {
+            let doc = json!({"apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": {"name": "j"},
+                "spec": {field: {"Chief": {"template": {"spec": gpu_pod("x")}},
+                                 "Worker": {"replicas": 2, "template": {"spec": gpu_pod("x")}}}}});
+            let out = normalize(&doc, Source::Unknown);
+            assert_eq!(
+                displays(&out),
+                [format!("{kind} j (Chief)"), format!("{kind} j (Worker)")],
+                "{kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn kserve_framework_predictors_transformer_explainer_and_workers() {
+        let doc = json!({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": "llm"},
+            "spec": {
+                "predictor": {"minReplicas": 2,
+                    "tolerations": [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}],
+                    "huggingface": {"storageUri": "hf://x", "image": "kserve/huggingfaceserver:v0.14.0-gpu",
+                        "resources": {"limits": {"nvidia.com/gpu": "4"}}},
+                    "workerSpec": {"containers": [{"name": "w", "image": "vllm",
+                        "resources": {"limits": {"nvidia.com/gpu": "4"}}}]}},
+                "transformer": {"containers": [{"image": "t"}]},
+                "explainer": {"art": {"image": "art", "resources": {"limits": {"nvidia.com/gpu": 1}}}}}});
+        let out = normalize(&doc, Source::Unknown);
+        assert_eq!(
+            displays(&out),
+            [
+                "InferenceService llm (predictor)",
+                "InferenceService llm (predictor worker)",
+                "InferenceService llm (transformer)",
+                "InferenceService llm (explainer)"
+            ]
+        );
+        assert_eq!(out[0].gpu_requests, 4.0);
+        assert_eq!(out[0].instance_count, Some(2));
+        assert_eq!(out[0].tolerations.len(), 1);
+        assert_eq!(
+            out[0].fields["gpuRequests"],
+            "/spec/predictor/huggingface/resources/limits/nvidia.com~1gpu"
+        );
+        assert_eq!(out[1].gpu_requests, 4.0);
+        assert_eq!(out[2].gpu_requests, 0.0);
+        assert_eq!(
+            out[3].fields["gpuRequests"],
+            "/spec/explainer/art/resources/limits/nvidia.com~1gpu"
+        );
+        assert!(out.iter().all(|r| r.workload == "inference"));
+        // Every framework key is read as a container.
+        for &fw in super::KSERVE_FRAMEWORKS {
+            let doc = json!({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+                "metadata": {"name": "m"}, "spec": {"predictor": {fw: {"storageUri": "s3://m",
+                    "resources": {"requests": {"nvidia.com/gpu": 1}}}}}});
+            assert_eq!(
+                normalize(&doc, Source::Unknown)[0].gpu_requests,
+                1.0,
+                "{fw}"
+            );
+        }
+    }
+
+    #[test]
+    fn ray_lws_jobset_volcano_argo_knative() {
+        let ray = json!({"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "rc"},
+            "spec": {"headGroupSpec": {"template": {"spec": {"containers": [{"image": "rayproject/ray:2.9.0"}]}}},
+                     "workerGroupSpecs": [{"groupName": "gpu-group", "replicas": 3, "template": {"spec": gpu_pod("rayproject/ray-ml:2.9.0-gpu")}}]}});
+        let out = normalize(&ray, Source::Unknown);
+        assert_eq!(
+            displays(&out),
+            ["RayCluster rc (head)", "RayCluster rc (gpu-group)"]
+        );
+        assert_eq!((out[1].instance_count, out[1].distributed), (Some(3), true));
+
+        let lws = json!({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+            "metadata": {"name": "vllm"}, "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 4,
+                "leaderTemplate": {"spec": gpu_pod("vllm")}, "workerTemplate": {"spec": gpu_pod("vllm")}}}});
+        let out = normalize(&lws, Source::Unknown);
+        assert_eq!(
+            displays(&out),
+            [
+                "LeaderWorkerSet vllm (leader)",
+                "LeaderWorkerSet vllm (worker)"
+            ]
+        );
+        // Two groups of one leader and three workers.
+        assert_eq!(
+            (out[0].instance_count, out[1].instance_count),
+            (Some(2), Some(6))
+        );
+        assert!(out.iter().all(|r| r.workload == "inference"));
+
+        let jobset = json!({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
+            "spec": {"replicatedJobs": [{"name": "workers", "replicas": 2,
+                "template": {"spec": {"parallelism": 4, "template": {"spec": gpu_pod("x")}}}}]}});
+        let out = normalize(&jobset, Source::Unknown);
+        assert_eq!(displays(&out), ["JobSet js (workers)"]);
+        assert_eq!(out[0].instance_count, Some(8));
+
+        let volcano = json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "v"},
+            "spec": {"tasks": [{"name": "ps", "replicas": 1, "template": {"spec": {"containers": [{"image": "tf"}]}}},
+                               {"name": "worker", "replicas": 2, "template": {"spec": gpu_pod("tf")}}]}});
+        let out = normalize(&volcano, Source::Unknown);
+        assert_eq!(displays(&out), ["Job v (ps)", "Job v (worker)"]);
+        assert_eq!(out[1].fields["instanceCount"], "/spec/tasks/1/replicas");
+
+        let argo = json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": {"generateName": "wf-"},
+            "spec": {"entrypoint": "main",
+                "tolerations": [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+                "templates": [{"name": "main", "steps": [[{"name": "t", "template": "train"}]]},
+                              {"name": "train", "nodeSelector": {"agentpool": "gpu"},
+                               "container": {"image": "pytorch/pytorch", "resources": {"limits": {"nvidia.com/gpu": 1}}}}]}});
+        let out = normalize(&argo, Source::Unknown);
+        assert_eq!(displays(&out), ["Workflow wf- (train)"]);
+        assert_eq!(out[0].tolerations.len(), 1);
+        assert_eq!(out[0].fields["tolerations"], "/spec/tolerations");
+        assert_eq!(
+            out[0].fields["gpuRequests"],
+            "/spec/templates/1/container/resources/limits/nvidia.com~1gpu"
+        );
+        assert_eq!(
+            out[0].node_selection.get("agentpool").map(String::as_str),
+            Some("gpu")
+        );
+
+        let knative = json!({"apiVersion": "serving.knative.dev/v1", "kind": "Service", "metadata": {"name": "k"},
+            "spec": {"template": {"spec": gpu_pod("x")}}});
+        let out = normalize(&knative, Source::Unknown);
+        assert_eq!((out.len(), out[0].workload.as_str()), (1, "inference"));
+        // A core Service has no pods.
+        assert!(
+            normalize(
+                &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+            "spec": {"ports": [{"port": 80}]}}),
+                Source::Unknown
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn unknown_kinds_holding_pod_specs_are_workloads_wherever_they_sit() {
+        let doc = json!({"apiVersion": "kubeflow.org/v1", "kind": "Notebook",
+            "metadata": {"name": "nb", "namespace": "kf"},
+            "spec": {"template": {"spec": gpu_pod("kubeflownotebookswg/jupyter-pytorch-cuda:v1.8.0")}}});
+        let out = normalize(&doc, Source::Unknown);
+        assert_eq!(displays(&out), ["Notebook kf/nb"]);
+        assert_eq!(
+            (
+                out[0].kind.as_str(),
+                out[0].workload.as_str(),
+                out[0].gpu_requests
+            ),
+            ("k8s-workload", "unknown", 2.0)
+        );
+        assert_eq!(
+            out[0].fields["gpuRequests"],
+            "/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu"
+        );
+        // Two pod specs deep in an unknown kind: each is a resource named by where it sits.
+        let deep = json!({"apiVersion": "example.com/v1", "kind": "Trainer", "metadata": {"name": "t"},
+            "spec": {"stages": [{"runner": {"template": {"spec": gpu_pod("a")}}},
+                                {"runner": {"template": {"spec": {"containers": [{"image": "b"}]}}}}]}});
+        let out = normalize(&deep, Source::Unknown);
+        assert_eq!(
+            displays(&out),
+            [
+                "Trainer t (spec/stages/0/runner)",
+                "Trainer t (spec/stages/1/runner)"
+            ]
+        );
+        assert_eq!(out[0].pointer, "");
+        // A known kind whose pod spec sits somewhere the table does not name still counts.
+        let extra = json!({"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "r"},
+            "spec": {"rayClusterSpec": {"headGroupSpec": {"template": {"spec": {"containers": [{"image": "ray"}]}}}},
+                     "futureField": {"template": {"spec": gpu_pod("ray")}}}});
+        let out = normalize(&extra, Source::Unknown);
+        assert_eq!(
+            displays(&out),
+            ["RayJob r (head)", "RayJob r (spec/futureField)"]
+        );
+        // Admission policies and schemas that mention containers are not workloads.
+        let kyverno = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "k"},
+            "spec": {"rules": [{"validate": {"pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}}}]}});
+        assert!(normalize(&kyverno, Source::Unknown).is_empty());
+        // Objects without containers give nothing.
+        assert!(
+            normalize(
+                &json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"containers": "x"}}),
+                Source::Unknown
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn required_node_affinity_on_any_label_is_node_selection() {
+        let doc = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "nodepool", "operator": "In", "values": ["azure-gpu-nodepool", "other"]},
+                    {"key": "nvidia.com/gpu.present", "operator": "Exists"},
+                    {"key": "spot", "operator": "DoesNotExist"},
+                    {"key": "zone", "operator": "NotIn", "values": ["1"]}]}]}}},
+                "containers": [{"image": "x"}]}});
+        let r = normalize(&doc, Source::Unknown).remove(0);
+        let keys: Vec<&str> = r.node_selection.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["nodepool", "nvidia.com/gpu.present"]);
+        assert_eq!(r.node_selection["nodepool"], "azure-gpu-nodepool");
+        assert_eq!(
+            r.fields["nodeSelection.nvidia.com/gpu.present"],
+            "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/1/key"
+        );
+    }
+
+    #[test]
+    fn pod_specs_lists_every_site_for_the_webhook() {
+        let doc = json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "x"},
+            "spec": {"pytorchReplicaSpecs": {
+                "Master": {"replicas": 1, "template": {"spec": gpu_pod("a")}},
+                "Worker": {"replicas": 3, "template": {"spec": gpu_pod("a")}}}}});
+        assert_eq!(
+            super::pod_specs(&doc, "PyTorchJob", "/request/object"),
+            [
+                (
+                    "/request/object/spec/pytorchReplicaSpecs/Master/template/spec".to_string(),
+                    Some("/request/object/spec/pytorchReplicaSpecs/Master/replicas".to_string())
+                ),
+                (
+                    "/request/object/spec/pytorchReplicaSpecs/Worker/template/spec".to_string(),
+                    Some("/request/object/spec/pytorchReplicaSpecs/Worker/replicas".to_string())
+                )
+            ]
+        );
+    }
+}
