@@ -86,6 +86,7 @@ fn normalize_one(doc: &Value) -> Option<Resource> {
         },
         name: str_at(doc, "/name")
             .or_else(|| str_at(doc, "/display_name"))
+            .or_else(|| str_at(doc, "/experiment_name"))
             .unwrap_or("<unnamed>")
             .to_string(),
         ..Resource::default()
