@@ -882,6 +882,11 @@ fn read_pod_spec(
             containers.push((c, join(ptr, key), false));
         }
     }
+    // A spec without containers whose own `resources` say what each pod gets (a KServe
+    // `workerSpec` written with `resources`, `tensorParallelSize` and no `containers`).
+    if containers.is_empty() && spec.get("resources").is_some_and(Value::is_object) {
+        containers.push((spec, ptr.to_string(), false));
+    }
     for (c, cptr, init) in containers {
         if let Some(image) = c.get("image").and_then(Value::as_str) {
             images.push((image.to_string(), format!("{cptr}/image")));
@@ -1032,6 +1037,24 @@ mod tests {
         );
         assert_eq!(out[1].gpu_requests, 4.0);
         assert_eq!(out[2].gpu_requests, 0.0);
+        // A workerSpec may carry its resources itself, without containers.
+        let worker = json!({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": "falcon"}, "spec": {"predictor": {
+                "model": {"storageUri": "pvc://m", "resources": {"limits": {"nvidia.com/gpu": 1}}},
+                "workerSpec": {"pipelineParallelSize": 2, "tensorParallelSize": 1,
+                    "resources": {"limits": {"nvidia.com/gpu": 1}}}}}});
+        let w = normalize(&worker, Source::Unknown);
+        assert_eq!(
+            displays(&w),
+            [
+                "InferenceService falcon (predictor)",
+                "InferenceService falcon (predictor worker)"
+            ]
+        );
+        assert_eq!(
+            w[1].fields["gpuRequests"],
+            "/spec/predictor/workerSpec/resources/limits/nvidia.com~1gpu"
+        );
         assert_eq!(
             out[3].fields["gpuRequests"],
             "/spec/explainer/art/resources/limits/nvidia.com~1gpu"
