@@ -14,11 +14,11 @@ fn named(report: &serde_json::Value) -> Vec<(String, String, u64, String)> {
         .map(|((rule, file, line), f)| {
             let message = f["message"].as_str().unwrap_or_default();
             // Messages start with the resource's display name.
-            let display = message
-                .split(" requests ")
-                .next()
-                .and_then(|m| m.split(" uses ").next())
-                .unwrap_or_default()
+            let display = [" requests ", " uses ", " needs "]
+                .iter()
+                .filter_map(|verb| message.find(verb))
+                .min()
+                .map_or(message, |end| &message[..end])
                 .to_string();
             (rule, file, line, display)
         })
@@ -135,15 +135,36 @@ fn azure_ml_pipeline_steps_are_read_to_the_causing_line() {
     assert_eq!(code, 1, "{report:#}");
     assert_eq!(
         named(&report),
-        quads(&[(
-            "sku-retired",
-            "azureml-pipeline/tensorflow-unet-pets-train-step-nc6s-v3.yml",
-            45,
-            "Azure ML command job tensorflow_unet_pets/train"
-        )])
+        quads(&[
+            // A parallel step: its own instance_type, and the image of its task's environment.
+            (
+                "sku-retired",
+                "azureml-pipeline/iris-parallel-step-cuda12-on-nc6.yml",
+                47,
+                "Azure ML parallel job simplePipelineJobWithInlineParallelTabularJobe2e/batch_prediction"
+            ),
+            (
+                "cuda-arch-compat",
+                "azureml-pipeline/iris-parallel-step-cuda12-on-nc6.yml",
+                59,
+                "Azure ML parallel job simplePipelineJobWithInlineParallelTabularJobe2e/batch_prediction"
+            ),
+            // A command step with its own compute and instance_type; the pipeline is named by
+            // its experiment_name.
+            (
+                "sku-retired",
+                "azureml-pipeline/tensorflow-unet-pets-train-step-nc6s-v3.yml",
+                45,
+                "Azure ML command job tensorflow_unet_pets/train"
+            ),
+        ])
     );
     assert_eq!(
-        report["findings"][0]["path"],
+        report["findings"][1]["path"],
+        "/jobs/batch_prediction/task/environment/image"
+    );
+    assert_eq!(
+        report["findings"][2]["path"],
         "/jobs/train/resources/instance_type"
     );
 }
