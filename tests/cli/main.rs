@@ -9,6 +9,7 @@ mod deploy;
 mod formats_arm;
 mod formats_out;
 mod formats_tf;
+mod formats_workloads;
 mod init;
 mod sdk;
 mod serve;

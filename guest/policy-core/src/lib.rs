@@ -7,21 +7,23 @@
 //! from the catalog compiled in from `policies/catalog/`.
 //!
 //! Core concepts:
-//! - [`model`]: turns one raw document (JSON) into compute-model [`model::Resource`]s.
+//! - [`compute`]: the compute model type, [`compute::Resource`].
+//! - [`read`]: the readers, one per source family, that turn one raw document (JSON) into
+//!   [`compute::Resource`]s; [`model`] re-exports both under the path hosts use.
 //! - [`catalog`]: SKU, GPU architecture / CUDA and region facts, each with its source.
 //! - [`cuda`] and [`version`]: CUDA inference from image references and version maths.
 //! - [`pack`]: a rule pack, pre-parsed (CEL ASTs), in the binary form a component carries.
 //! - [`eval`]: runs a pack's rules over one document.
 
-pub mod arm;
 pub mod ast;
 pub mod catalog;
+pub mod compute;
 pub mod cuda;
 pub mod eval;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod model;
 pub mod pack;
+pub mod read;
 pub mod region;
-pub mod terraform;
 pub mod version;

@@ -44,3 +44,48 @@ fn builtin_pack_cases_pass_natively() -> Result<(), String> {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     Ok(())
 }
+
+/// Issue 14 item 8: a GPU pod that selects its pool by a custom label is told what is really
+/// missing (the toleration), not that it selects nothing.
+#[test]
+fn gpu_scheduling_names_what_is_missing() -> Result<(), String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies/builtin.yaml");
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let compiled = compile("policies/builtin.yaml", &text).map_err(|d| format!("{d:?}"))?;
+    let evaluator = Evaluator::new(compiled.pack);
+    let message = |doc: serde_json::Value| -> Result<String, String> {
+        let out = evaluator
+            .evaluate(&Input {
+                document: &doc,
+                source: Source::Unknown,
+                settings: &serde_json::json!({}),
+                as_of: "2026-11-22",
+            })
+            .map_err(|e| e.to_string())?;
+        out.violations
+            .iter()
+            .find(|v| v.rule == "gpu-workload-scheduling")
+            .map(|v| v.message.clone())
+            .ok_or_else(|| "no gpu-workload-scheduling finding".to_string())
+    };
+    let container = serde_json::json!([{"name": "w", "image": "busybox",
+        "resources": {"limits": {"nvidia.com/gpu": 1}}}]);
+    let selecting = message(
+        serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "whisper", "namespace": "speech"},
+        "spec": {"template": {"spec": {"containers": container,
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "nodepool", "operator": "In", "values": ["azure-gpu-nodepool"]}]}]}}}}}}}),
+    )?;
+    assert!(
+        selecting.contains("selects nodes by nodepool=azure-gpu-nodepool")
+            && selecting.contains("has no toleration for a GPU node taint")
+            && !selecting.contains("neither selects"),
+        "{selecting}"
+    );
+    let bare = message(serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p"}, "spec": {"containers": container}}))?;
+    assert!(bare.contains("neither selects GPU nodes"), "{bare}");
+    Ok(())
+}

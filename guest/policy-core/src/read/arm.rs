@@ -20,9 +20,8 @@
 //! `template`) are followed with ARM's scoping: `inner` scope gets the parameters passed to it,
 //! evaluated in the outer scope; the default `outer` scope shares the parent's.
 
-use crate::model::{
-    Resource, escape, int_of, merge_labels, read_agent_pool, resolve_intent, set_region, set_sku,
-};
+use super::common::{escape, int_of, merge_labels, resolve_intent, set_region, set_sku};
+use crate::compute::Resource;
 use crate::region;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -553,9 +552,9 @@ struct Walk {
 
 /// One resource read through a scope: its values with expressions evaluated, and the JSON
 /// pointers (into the document) of the values that are known only at deploy time.
-struct Resolved {
-    value: Value,
-    unresolved: BTreeSet<String>,
+pub(super) struct Resolved {
+    pub(super) value: Value,
+    pub(super) unresolved: BTreeSet<String>,
 }
 
 fn resolve_tree(
@@ -881,7 +880,13 @@ impl Walk {
     }
 }
 
-fn base_resource(res: &Resolved, ptr: &str, kind: &str, source_kind: &str, name: &str) -> Resource {
+pub(super) fn base_resource(
+    res: &Resolved,
+    ptr: &str,
+    kind: &str,
+    source_kind: &str,
+    name: &str,
+) -> Resource {
     let mut r = Resource {
         kind: kind.into(),
         source_kind: source_kind.into(),
@@ -893,7 +898,7 @@ fn base_resource(res: &Resolved, ptr: &str, kind: &str, source_kind: &str, name:
     r
 }
 
-fn read_location(r: &mut Resource, res: &Resolved, ptr: &str, rel: &str) {
+pub(super) fn read_location(r: &mut Resource, res: &Resolved, ptr: &str, rel: &str) {
     let p = format!("{ptr}{rel}");
     if let Some(loc) = res.value.pointer(rel).and_then(Value::as_str) {
         set_region(r, loc, p);
@@ -997,7 +1002,7 @@ const COMPUTE_FIELDS: &[(&str, &str)] = &[
     ("osType", "/properties/properties/osType"),
 ];
 
-fn compute(res: &Resolved, ptr: &str, name: &str) -> Option<Resource> {
+pub(super) fn compute(res: &Resolved, ptr: &str, name: &str) -> Option<Resource> {
     let v = &res.value;
     let compute_type = v
         .pointer("/properties/computeType")
@@ -1075,88 +1080,66 @@ fn compute(res: &Resolved, ptr: &str, name: &str) -> Option<Resource> {
     Some(r)
 }
 
-/// Azure Service Operator v2 `machinelearningservices.azure.com` objects: `Workspace` (an
-/// `aml-workspace` with its location) and `WorkspacesCompute`, whose `spec` is the ARM
-/// resource body. ASO writes the compute's properties either ARM-style
-/// (`spec.properties.computeType` + `spec.properties.properties`) or as the one-of union
-/// (`spec.properties.amlCompute.properties`, `computeInstance`, `kubernetes`, `aks`); both are
-/// read. The owner workspace is another object, so `parentRegion` stays unknown.
-pub(crate) fn normalize_aso_ml(
-    doc: &Value,
-    kind: &str,
-    base: &str,
-    template: Resource,
-) -> Vec<Resource> {
-    let Some(spec) = doc.get("spec") else {
-        return Vec::new();
-    };
-    let spec_ptr = format!("{base}/spec");
-    let name = spec
-        .get("azureName")
-        .and_then(Value::as_str)
-        .map_or_else(|| template.name.clone(), str::to_string);
-    let labels_of = |r: &mut Resource| {
-        for (k, v) in &template.labels {
-            r.labels.entry(k.clone()).or_insert_with(|| v.clone());
-        }
-        for (k, v) in &template.fields {
-            r.fields.entry(k.clone()).or_insert_with(|| v.clone());
-        }
-    };
-    let resolved = |value: Value| Resolved {
-        value,
-        unresolved: BTreeSet::new(),
-    };
-    match kind {
-        "Workspace" => {
-            let res = resolved(spec.clone());
-            let mut ws = base_resource(&res, &spec_ptr, "aml-workspace", "Workspace", &name);
-            labels_of(&mut ws);
-            read_location(&mut ws, &res, &spec_ptr, "/location");
-            resolve_intent(&mut ws, "unknown");
-            vec![ws]
-        }
-        "WorkspacesCompute" => {
-            let props = spec.get("properties");
-            let union = ["amlCompute", "computeInstance", "kubernetes", "aks"]
-                .into_iter()
-                .find(|k| props.and_then(|p| p.get(*k)).is_some_and(Value::is_object));
-            let mut body = spec.clone();
-            if let (Some(key), Some(m)) = (union, body.as_object_mut()) {
-                let mut inner = props
-                    .and_then(|p| p.get(key))
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                if let Some(o) = inner.as_object_mut() {
-                    let ty = match key {
-                        "amlCompute" => "AmlCompute",
-                        "computeInstance" => "ComputeInstance",
-                        "kubernetes" => "Kubernetes",
-                        _ => "AKS",
-                    };
-                    o.entry("computeType")
-                        .or_insert_with(|| Value::String(ty.into()));
-                }
-                m.insert("properties".into(), inner);
-            }
-            let Some(mut c) = compute(&resolved(body), &spec_ptr, &name) else {
-                return Vec::new();
-            };
-            if let Some(key) = union {
-                let from = format!("{spec_ptr}/properties");
-                for p in c.fields.values_mut() {
-                    if let Some(rest) = p.strip_prefix(&from) {
-                        *p = format!("{from}/{key}{rest}");
-                    }
-                }
-            }
-            labels_of(&mut c);
-            let workload = c.workload.clone();
-            resolve_intent(&mut c, &workload);
-            vec![c]
-        }
-        _ => Vec::new(),
+/// An AKS agent pool profile (ARM `agentPoolProfiles[]`, an `agentPools` body, an ASO pool
+/// `spec`) into an `aks-node-pool`.
+pub(super) fn read_agent_pool(r: &mut Resource, p: &Value, ptr: &str) {
+    r.kind = "aks-node-pool".into();
+    r.source_kind = "agentPool".into();
+    if let Some(size) = p.get("vmSize").and_then(Value::as_str) {
+        set_sku(r, size, format!("{ptr}/vmSize"));
     }
+    let int = |k: &str| p.get(k).and_then(int_of);
+    r.autoscale = p.get("enableAutoScaling").and_then(Value::as_bool);
+    if let Some(min) = int("minCount") {
+        r.min_nodes = Some(min);
+        r.fields
+            .insert("minNodes".into(), format!("{ptr}/minCount"));
+    }
+    if let Some(max) = int("maxCount") {
+        r.max_nodes = Some(max);
+        r.fields
+            .insert("maxNodes".into(), format!("{ptr}/maxCount"));
+    }
+    r.instance_count = int("count");
+    if let Some(os) = p.get("osType").and_then(Value::as_str) {
+        r.os_type = Some(os.to_ascii_lowercase());
+        r.fields.insert("osType".into(), format!("{ptr}/osType"));
+    }
+    if let Some(v) = p.get("orchestratorVersion").and_then(Value::as_str) {
+        r.kubernetes_version = Some(v.to_string());
+        r.fields.insert(
+            "kubernetesVersion".into(),
+            format!("{ptr}/orchestratorVersion"),
+        );
+    }
+    if let Some(g) = p.get("gpuInstanceProfile").and_then(Value::as_str) {
+        r.gpu_instance_profile = Some(g.to_string());
+        r.fields.insert(
+            "gpuInstanceProfile".into(),
+            format!("{ptr}/gpuInstanceProfile"),
+        );
+    }
+    if let Some(pr) = p.get("scaleSetPriority").and_then(Value::as_str) {
+        r.priority = Some(if pr.eq_ignore_ascii_case("spot") {
+            "spot".into()
+        } else {
+            "dedicated".into()
+        });
+        r.fields
+            .insert("priority".into(), format!("{ptr}/scaleSetPriority"));
+    }
+    if let Some(Value::Array(t)) = p.get("nodeTaints") {
+        r.taints = t
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        r.fields
+            .insert("taints".into(), format!("{ptr}/nodeTaints"));
+    }
+    merge_labels(r, p.get("nodeLabels"), &format!("{ptr}/nodeLabels"));
+    merge_labels(r, p.get("tags"), &format!("{ptr}/tags"));
+    resolve_intent(r, "unknown");
 }
 
 #[cfg(test)]
@@ -1239,7 +1222,7 @@ mod tests {
                    "loc": {"type": "string", "defaultValue": "[resourceGroup().location]"}}),
         );
         assert!(recognise(&doc));
-        let r = crate::model::normalize(&doc, crate::model::Source::Unknown).remove(0);
+        let r = crate::read::normalize(&doc, crate::compute::Source::Unknown).remove(0);
         assert_eq!(
             (r.kind.as_str(), r.name.as_str()),
             ("aml-compute-cluster", "gpu")
@@ -1262,7 +1245,7 @@ mod tests {
                     "name": "aks/gpu", "properties": {"vmSize": "[parameters('size')]", "count": 1}}]),
             json!({"size": {"type": "string"}}),
         );
-        let r = crate::model::normalize(&doc, crate::model::Source::Arm).remove(0);
+        let r = crate::read::normalize(&doc, crate::compute::Source::Arm).remove(0);
         assert_eq!(r.sku, None);
         assert_eq!(r.unresolved, vec!["sku".to_string()]);
         assert_eq!(r.fields["sku"], "/resources/0/properties/vmSize");
@@ -1279,7 +1262,7 @@ mod tests {
                                                   "scaleSettings": {"maxNodeCount": 2}}}}]}]),
             json!({}),
         );
-        let out = crate::model::normalize(&doc, crate::model::Source::Unknown);
+        let out = crate::read::normalize(&doc, crate::compute::Source::Unknown);
         let c = out
             .iter()
             .find(|r| r.kind == "aml-compute-cluster")
@@ -1304,7 +1287,7 @@ mod tests {
                     "properties": {"computeType": "ComputeInstance", "properties": {"vmSize": "Standard_NC6s_v3"}}}]),
             json!({"ws": {"type": "string"}}),
         );
-        let out = crate::model::normalize(&doc, crate::model::Source::Arm);
+        let out = crate::read::normalize(&doc, crate::compute::Source::Arm);
         let c = out
             .iter()
             .find(|r| r.kind == "aml-compute-instance")
@@ -1330,7 +1313,7 @@ mod tests {
                                    "parameters": {"sku": {"value": "Standard_NC6"}}, "template": inner}}]),
             json!({"outerSku": {"type": "string", "defaultValue": "Standard_NC12"}, "second": {"type": "bool", "defaultValue": false}}),
         );
-        let out = crate::model::normalize(&doc, crate::model::Source::Arm);
+        let out = crate::read::normalize(&doc, crate::compute::Source::Arm);
         assert_eq!(
             out.len(),
             1,
@@ -1355,7 +1338,7 @@ mod tests {
             json!({"location": {"type": "string", "defaultValue": "eastus2"},
                    "gpuSize": {"type": "string", "defaultValue": "Standard_NC24ads_A100_v4"}}),
         );
-        let out = crate::model::normalize(&doc, crate::model::Source::Arm);
+        let out = crate::read::normalize(&doc, crate::compute::Source::Arm);
         assert_eq!(out.len(), 2);
         assert_eq!(
             (out[0].kind.as_str(), out[0].region.as_deref()),
@@ -1393,7 +1376,7 @@ mod tests {
             "responses": {"200": {"body": {"type": "Microsoft.MachineLearningServices/workspaces/computes",
                 "properties": {"computeType": "AmlCompute", "properties": {"vmSize": "STANDARD_NC6"}}}}}});
         assert!(recognise(&doc));
-        let out = crate::model::normalize(&doc, crate::model::Source::Unknown);
+        let out = crate::read::normalize(&doc, crate::compute::Source::Unknown);
         assert_eq!(
             out.len(),
             1,
@@ -1419,7 +1402,7 @@ mod tests {
                           "properties": {"vmSize": "Standard_NC6"}});
         assert!(recognise(&body));
         assert_eq!(
-            crate::model::normalize(&body, crate::model::Source::Unknown)[0]
+            crate::read::normalize(&body, crate::compute::Source::Unknown)[0]
                 .sku
                 .as_deref(),
             Some("Standard_NC6")
@@ -1435,7 +1418,7 @@ mod tests {
             "spec": {"location": "eastus", "owner": {"name": "ws"},
                      "properties": {"amlCompute": {"properties": {"vmSize": "Standard_NC6",
                          "scaleSettings": {"minNodeCount": 1, "maxNodeCount": 2}}}}}});
-        let r = crate::model::normalize(&union, crate::model::Source::Kubernetes).remove(0);
+        let r = crate::read::normalize(&union, crate::compute::Source::Kubernetes).remove(0);
         assert_eq!(
             (r.kind.as_str(), r.sku.as_deref(), r.min_nodes),
             ("aml-compute-cluster", Some("Standard_NC6"), Some(1))
@@ -1450,7 +1433,7 @@ mod tests {
             "metadata": {"name": "ci"},
             "spec": {"azureName": "dev-box", "properties": {"computeType": "ComputeInstance",
                      "properties": {"vmSize": "Standard_NC4as_T4_v3"}}}});
-        let r = crate::model::normalize(&arm_style, crate::model::Source::Unknown).remove(0);
+        let r = crate::read::normalize(&arm_style, crate::compute::Source::Unknown).remove(0);
         assert_eq!(
             (r.kind.as_str(), r.name.as_str(), r.workload.as_str()),
             ("aml-compute-instance", "dev-box", "interactive")
@@ -1458,7 +1441,7 @@ mod tests {
         assert_eq!(r.fields["sku"], "/spec/properties/properties/vmSize");
         let ws = json!({"apiVersion": "machinelearningservices.azure.com/v1api20240401", "kind": "Workspace",
             "metadata": {"name": "ws"}, "spec": {"location": "West Europe"}});
-        let r = crate::model::normalize(&ws, crate::model::Source::Unknown).remove(0);
+        let r = crate::read::normalize(&ws, crate::compute::Source::Unknown).remove(0);
         assert_eq!(
             (r.kind.as_str(), r.region.as_deref()),
             ("aml-workspace", Some("westeurope"))
@@ -1469,7 +1452,7 @@ mod tests {
     fn aml_cli_kubernetes_compute_is_recognised() {
         let doc = json!({"name": "k8s", "type": "kubernetes", "namespace": "azureml",
             "resource_id": "/subscriptions/x/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/aks"});
-        let r = crate::model::normalize(&doc, crate::model::Source::AzureMl).remove(0);
+        let r = crate::read::normalize(&doc, crate::compute::Source::AzureMl).remove(0);
         assert_eq!(
             (r.kind.as_str(), r.sku.as_deref()),
             ("aml-kubernetes-compute", None)

@@ -19,7 +19,8 @@
 //! The one reference followed here is `${TYPE.NAME.location}` (and `.id` for parents) to a
 //! resource declared in the same document, since its literal location is known.
 
-use crate::model::{Resource, escape, int_of, merge_labels, resolve_intent, set_region, set_sku};
+use super::common::{escape, int_of, merge_labels, resolve_intent, set_region, set_sku};
+use crate::compute::Resource;
 use serde_json::Value;
 
 const CLUSTER: &str = "azurerm_kubernetes_cluster";
@@ -566,7 +567,7 @@ mod tests {
     use serde_json::json;
 
     /// The resource named `name`, or an empty one (whose fields then fail the assertions).
-    fn by_name(list: &[crate::model::Resource], name: &str) -> crate::model::Resource {
+    fn by_name(list: &[crate::compute::Resource], name: &str) -> crate::compute::Resource {
         list.iter()
             .find(|r| r.name == name)
             .cloned()

@@ -1,0 +1,109 @@
+//! The compute model type: one normalised view of "where does this GPU work run" for every
+//! input format. The readers in [`crate::read`] fill it; rules read it as `resource`. Each
+//! [`Resource`] remembers where its fields came from (JSON pointers into the document) so
+//! hosts can point findings at the right line.
+
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Annotation/label/tag that states workload intent explicitly.
+pub const WORKLOAD_LABEL: &str = "computeguard.io/workload";
+/// Annotation/label/tag that declares the CUDA version explicitly.
+pub const CUDA_LABEL: &str = "computeguard.io/cuda";
+/// Annotation/label/tag that marks a resource as needing an isolated SKU (`required`).
+pub const ISOLATION_LABEL: &str = "computeguard.io/isolation";
+/// Label/tag that says the pool runs the NVIDIA GPU Operator with the cluster autoscaler
+/// (`true`), the documented exception to `min-nodes-zero` (keep min 1).
+pub const GPU_OPERATOR_LABEL: &str = "computeguard.io/gpu-operator";
+
+/// What a document declares about compute. Missing facts are `None` (`null` in CEL).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    /// Compute-model kind: `aml-compute-cluster`, `aml-compute-instance`,
+    /// `aml-online-deployment`, `aml-batch-deployment`, `aml-job`, `k8s-workload`,
+    /// `kaito-workspace`.
+    pub kind: String,
+    /// The document's own kind (`Deployment`, `amlcompute`, `command`, ...).
+    pub source_kind: String,
+    pub name: String,
+    pub namespace: Option<String>,
+    /// How messages name the resource: `Deployment serving/triton`, `Azure ML compute cluster gpu`.
+    pub display: String,
+    /// VM size in its canonical catalog spelling when known, else as written.
+    pub sku: Option<String>,
+    /// Region as a programmatic name (`eastus2`), normalised from display names.
+    pub region: Option<String>,
+    pub min_nodes: Option<i64>,
+    pub max_nodes: Option<i64>,
+    pub autoscale: Option<bool>,
+    /// `dedicated`, `spot` or `low-priority`.
+    pub priority: Option<String>,
+    /// `training`, `inference`, `batch`, `interactive` or `unknown`.
+    pub workload: String,
+    /// Nodes / instances / replicas the workload asks for.
+    pub instance_count: Option<i64>,
+    /// Distributed over more than one node (instance count > 1 or several replicas).
+    pub distributed: bool,
+    /// Container images and environment references.
+    pub images: Vec<String>,
+    /// GPUs requested per pod/instance (`nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-*`).
+    pub gpu_requests: f64,
+    /// RDMA devices requested (`rdma/*`, `mellanox.com/*`).
+    pub rdma_requests: f64,
+    /// Labels, tags and annotations merged.
+    pub labels: BTreeMap<String, String>,
+    pub os_type: Option<String>,
+    pub kubernetes_version: Option<String>,
+    pub gpu_instance_profile: Option<String>,
+    pub tolerations: Vec<Value>,
+    /// Node taints of a node pool, as `key=value:Effect` strings.
+    pub taints: Vec<String>,
+    /// nodeSelector entries plus single-valued required node-affinity terms.
+    pub node_selection: BTreeMap<String, String>,
+    /// CUDA version the workload needs: declared label, else environment, else inferred from an image.
+    pub cuda: Option<String>,
+    /// Where `cuda` came from, for messages (`image nvidia/cuda:12.4.1-...`, `label computeguard.io/cuda`).
+    pub cuda_source: Option<String>,
+    /// Needs an isolated SKU (`computeguard.io/isolation: required`).
+    pub isolation_required: bool,
+    /// Runs the NVIDIA GPU Operator with the cluster autoscaler (see [`GPU_OPERATOR_LABEL`]).
+    pub gpu_operator: bool,
+    /// Region (programmatic name) of the workspace or cluster this compute belongs to, when
+    /// the same document declares both (ARM/Bicep: a compute under a workspace, a pool
+    /// under a cluster; Terraform: the referenced cluster or workspace).
+    pub parent_region: Option<String>,
+    /// The parent, for messages: `workspace ml-prod in westeurope`.
+    pub parent: Option<String>,
+    /// Model fields whose value the document computes at deploy time (an ARM expression
+    /// such as `[resourceGroup().location]`, a parameter without a default) and that are
+    /// therefore left `null` rather than guessed, e.g. `["sku", "region"]`.
+    pub unresolved: Vec<String>,
+    /// JSON pointer of the resource within the document.
+    #[serde(skip)]
+    pub pointer: String,
+    /// Which part of the object this resource is, when an object has several (a training
+    /// job's replica type `Worker`, a Ray group, a KServe `predictor`); shown in `display`.
+    #[serde(skip)]
+    pub role: Option<String>,
+    /// Model field -> JSON pointer of the field it was read from.
+    #[serde(skip)]
+    pub fields: BTreeMap<String, String>,
+}
+
+/// Which input format a document is in, as far as the caller knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Kubernetes,
+    AdmissionReview,
+    AzureMl,
+    /// An ARM template, ARM REST body or REST specification example (JSON).
+    Arm,
+    /// A Bicep file, translated by the host into the ARM template shape.
+    Bicep,
+    /// Terraform: a configuration in the JSON syntax (`.tf` decoded by the host, `.tf.json`)
+    /// or a `terraform show -json` plan or state.
+    Terraform,
+    Unknown,
+}

@@ -1,0 +1,313 @@
+//! The readers: one raw document (JSON) in, compute-model [`Resource`]s out.
+//!
+//! One file per source family, each depending only on [`common`] and the model type
+//! ([`crate::compute`]); this module recognises the family and dispatches:
+//! - [`kubernetes`]: Kubernetes workloads (a table of known kinds plus a generic walk for pod
+//!   specs in any kind), Karpenter `NodeClaim`s, and `List` / `*List` objects item by item;
+//! - [`kaito`]: KAITO `Workspace`, `RAGEngine`, `InferenceSet`, `MultiRoleInference`;
+//! - [`aso`]: Azure Service Operator AKS and Azure ML objects (uses [`arm`]'s body readers);
+//! - [`azureml`]: Azure ML CLI v2 YAML (compute, deployments, jobs, pipeline steps);
+//! - [`arm`]: ARM templates, ARM REST bodies, REST specification examples, Bicep;
+//! - [`terraform`]: Terraform configurations, plans and states.
+//!
+//! Every field a reader sets records the JSON pointer it came from, so findings land at the
+//! right line; readers never panic on malformed input.
+
+pub mod arm;
+pub(crate) mod aso;
+pub(crate) mod azureml;
+pub(crate) mod common;
+pub(crate) mod kaito;
+pub(crate) mod kubernetes;
+pub mod terraform;
+
+pub use common::escape;
+pub use kubernetes::pod_specs;
+
+use crate::compute::{Resource, Source};
+use common::str_at;
+use serde_json::Value;
+
+/// Deepest nesting of `List` objects that is followed.
+const MAX_LIST_DEPTH: usize = 8;
+
+/// Normalises one document. Documents the model does not understand give no resources.
+pub fn normalize(doc: &Value, source: Source) -> Vec<Resource> {
+    let mut out = normalize_inner(doc, source);
+    for r in &mut out {
+        let what = match r.kind.as_str() {
+            "aml-compute-cluster" => "Azure ML compute cluster".to_string(),
+            "aml-compute-instance" => "Azure ML compute instance".to_string(),
+            "aml-online-deployment" => "Azure ML online deployment".to_string(),
+            "aml-batch-deployment" => "Azure ML batch deployment".to_string(),
+            "aml-job" if r.source_kind != "aml-job" => format!("Azure ML {} job", r.source_kind),
+            "aml-job" => "Azure ML job".to_string(),
+            "aks-node-pool" if r.source_kind == "agentPool" => "AKS node pool".to_string(),
+            "aks-cluster" => "AKS cluster".to_string(),
+            "kaito-workspace" => "KAITO workspace".to_string(),
+            "aml-workspace" => "Azure ML workspace".to_string(),
+            "aml-kubernetes-compute" => "Azure ML Kubernetes compute".to_string(),
+            _ => r.source_kind.clone(),
+        };
+        let role = r
+            .role
+            .as_ref()
+            .map_or_else(String::new, |x| format!(" ({x})"));
+        r.display = match &r.namespace {
+            Some(ns) => format!("{what} {ns}/{}{role}", r.name),
+            None => format!("{what} {}{role}", r.name),
+        };
+    }
+    out
+}
+
+fn normalize_inner(doc: &Value, source: Source) -> Vec<Resource> {
+    let Some(obj) = doc.as_object() else {
+        return Vec::new();
+    };
+    if obj.get("kind").and_then(Value::as_str) == Some("AdmissionReview")
+        || source == Source::AdmissionReview
+    {
+        return match doc.pointer("/request/object") {
+            Some(inner) => kubernetes_object(inner, "/request/object", 0),
+            None => Vec::new(),
+        };
+    }
+    // A bare AdmissionRequest (the `request` of a review, as webhook test data stores it):
+    // `uid`, `kind` as a group/version/kind mapping, and the `object`.
+    // Test data often trims the object to metadata and spec: its kind then comes from
+    // the request's group/version/kind.
+    if obj.contains_key("uid")
+        && let Some(Value::Object(gvk)) = obj.get("kind")
+        && let Some(Value::Object(inner)) = obj.get("object")
+    {
+        let mut inner = inner.clone();
+        for (key, value) in [
+            ("kind", gvk.get("kind").cloned()),
+            (
+                "apiVersion",
+                gvk.get("version").and_then(Value::as_str).map(|v| {
+                    match gvk.get("group").and_then(Value::as_str).unwrap_or("") {
+                        "" => Value::from(v),
+                        g => Value::from(format!("{g}/{v}")),
+                    }
+                }),
+            ),
+        ] {
+            if let Some(value) = value {
+                inner.entry(key).or_insert(value);
+            }
+        }
+        return kubernetes_object(&Value::Object(inner), "/object", 0);
+    }
+    if matches!(source, Source::Arm | Source::Bicep) || arm::recognise(doc) {
+        return arm::normalize(doc);
+    }
+    if source == Source::Terraform || terraform::recognise(doc) {
+        return terraform::normalize(doc);
+    }
+    if obj.contains_key("apiVersion") && obj.contains_key("kind") {
+        return kubernetes_object(doc, "", 0);
+    }
+    if source == Source::Kubernetes {
+        return Vec::new();
+    }
+    azureml::normalize(doc)
+}
+
+/// One Kubernetes object at `base` in the document.
+fn kubernetes_object(doc: &Value, base: &str, depth: usize) -> Vec<Resource> {
+    let kind = str_at(doc, "/kind").unwrap_or_default();
+    let api = str_at(doc, "/apiVersion").unwrap_or_default();
+    // `kubectl get -o yaml|json` prints a `List` (or a typed `*List`): every item is an object.
+    if kind.ends_with("List")
+        && let Some(Value::Array(items)) = doc.get("items")
+    {
+        if depth >= MAX_LIST_DEPTH {
+            return Vec::new();
+        }
+        return items
+            .iter()
+            .enumerate()
+            .flat_map(|(i, item)| {
+                let mut item = item.clone();
+                // Typed lists may leave the kind off their items (`kind: PodList`).
+                if let (Some(o), Some(k)) = (item.as_object_mut(), kind.strip_suffix("List"))
+                    && !k.is_empty()
+                    && !o.contains_key("kind")
+                {
+                    o.insert("kind".into(), Value::from(k));
+                    o.entry("apiVersion").or_insert_with(|| Value::from(api));
+                }
+                kubernetes_object(&item, &format!("{base}/items/{i}"), depth + 1)
+            })
+            .collect();
+    }
+    let template = kubernetes::object_template(doc, base);
+    if api.starts_with("kaito.sh/") {
+        return kaito::normalize(doc, kind, base, template);
+    }
+    if api.starts_with("containerservice.azure.com/")
+        || api.starts_with("machinelearningservices.azure.com/")
+    {
+        return aso::normalize(doc, api, kind, base, template);
+    }
+    if api.starts_with("karpenter.sh/") && kind == "NodeClaim" {
+        return kubernetes::node_claim(doc, base, template);
+    }
+    kubernetes::workloads(doc, base, template)
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compute::Source;
+    use serde_json::json;
+
+    #[test]
+    fn aml_cluster_reads_size_nodes_and_location() {
+        let doc = json!({"$schema": "https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json",
+            "name": "gpu", "type": "amlcompute", "size": "standard_nc6s_v3", "min_instances": 2,
+            "max_instances": 4, "location": "West Europe"});
+        let r = normalize(&doc, Source::Unknown).remove(0);
+        assert_eq!(r.kind, "aml-compute-cluster");
+        assert_eq!(r.sku.as_deref(), Some("Standard_NC6s_v3"));
+        assert_eq!(r.region.as_deref(), Some("westeurope"));
+        assert_eq!(
+            (r.min_nodes, r.max_nodes, r.autoscale),
+            (Some(2), Some(4), Some(true))
+        );
+        assert_eq!(r.fields["minNodes"], "/min_instances");
+    }
+
+    #[test]
+    fn deployment_reads_sku_gpus_and_cuda_from_the_pod_template() {
+        let doc = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "triton", "namespace": "serving",
+                         "labels": {"computeguard.io/workload": "inference"}},
+            "spec": {"replicas": 2, "template": {"spec": {
+                "nodeSelector": {"node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5"},
+                "containers": [{"name": "t", "image": "nvcr.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04",
+                    "resources": {"limits": {"nvidia.com/gpu": 8, "rdma/ib": "1"}}}]}}}});
+        let r = normalize(&doc, Source::Kubernetes).remove(0);
+        assert_eq!(r.workload, "inference");
+        assert_eq!(r.sku.as_deref(), Some("Standard_ND96isr_H100_v5"));
+        assert_eq!(r.gpu_requests, 8.0);
+        assert_eq!(r.rdma_requests, 1.0);
+        assert_eq!(r.cuda.as_deref(), Some("12.4.1"));
+        assert_eq!(r.instance_count, Some(2));
+        assert_eq!(
+            r.fields["sku"],
+            "/spec/template/spec/nodeSelector/node.kubernetes.io~1instance-type"
+        );
+        assert_eq!(r.fields["cuda"], "/spec/template/spec/containers/0/image");
+    }
+
+    #[test]
+    fn intent_is_unknown_without_label_or_implying_kind() {
+        let doc = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
+            "spec": {"template": {"spec": {"containers": [{"image": "nginx"}]}}}});
+        assert_eq!(normalize(&doc, Source::Unknown)[0].workload, "unknown");
+        let job = json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "x"},
+            "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {"containers": []}}},
+                                             "Worker": {"replicas": 3, "template": {"spec": {"containers": []}}}}}});
+        // Each replica type is a resource, counting its own replicas; the job is distributed.
+        let out = normalize(&job, Source::Unknown);
+        let got: Vec<_> = out
+            .iter()
+            .map(|r| {
+                (
+                    r.display.as_str(),
+                    r.workload.as_str(),
+                    r.instance_count,
+                    r.distributed,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("PyTorchJob x (Master)", "training", Some(1), true),
+                ("PyTorchJob x (Worker)", "training", Some(3), true)
+            ]
+        );
+    }
+
+    #[test]
+    fn admission_review_unwraps_the_object_and_prefixes_pointers() {
+        let doc = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "1", "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                "spec": {"nodeSelector": {"beta.kubernetes.io/instance-type": "Standard_NC6"}, "containers": []}}}});
+        let r = normalize(&doc, Source::Unknown).remove(0);
+        assert_eq!(r.pointer, "/request/object");
+        assert_eq!(
+            r.fields["sku"],
+            "/request/object/spec/nodeSelector/beta.kubernetes.io~1instance-type"
+        );
+    }
+
+    #[test]
+    fn unrelated_documents_give_no_resources() {
+        assert!(
+            normalize(
+                &json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+                Source::Unknown
+            )
+            .is_empty()
+        );
+        assert!(normalize(&json!({"hello": "world"}), Source::Unknown).is_empty());
+        assert!(normalize(&json!([1, 2]), Source::Unknown).is_empty());
+    }
+
+    #[test]
+    fn kaito_workspace_reads_instance_type_and_intent() {
+        let doc = json!({"apiVersion": "kaito.sh/v1beta1", "kind": "Workspace", "metadata": {"name": "w"},
+            "resource": {"count": 2, "instanceType": "Standard_NC48ads_A100_v4"}, "inference": {}});
+        let r = normalize(&doc, Source::Unknown).remove(0);
+        assert_eq!(
+            (r.kind.as_str(), r.workload.as_str()),
+            ("kaito-workspace", "inference")
+        );
+        assert_eq!(r.fields["sku"], "/resource/instanceType");
+    }
+}
+
+#[cfg(test)]
+mod bare_request_tests {
+    use super::*;
+    use crate::compute::Source;
+    use serde_json::json;
+
+    #[test]
+    fn a_bare_admission_request_is_read_from_its_object() {
+        let doc = json!({
+            "uid": "1299d386", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "operation": "CREATE",
+            "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+                "spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "Standard_NC6"},
+                    "containers": [{"name": "c", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+        });
+        let r = normalize(&doc, Source::Unknown);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].sku.as_deref(), Some("Standard_NC6"));
+        assert_eq!(
+            r[0].fields["sku"],
+            "/object/spec/nodeSelector/node.kubernetes.io~1instance-type"
+        );
+        // A trimmed object takes its kind from the request.
+        let trimmed = json!({
+            "uid": "u", "kind": {"group": "batch", "version": "v1", "kind": "Job"}, "operation": "CREATE",
+            "object": {"metadata": {"name": "j"}, "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
+        });
+        let r = normalize(&trimmed, Source::Unknown);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].source_kind, "Job");
+        // A plain object with a `uid` field and no group/version/kind is not a request.
+        assert!(
+            normalize(
+                &json!({"uid": "x", "object": {"kind": "Pod"}}),
+                Source::Unknown
+            )
+            .is_empty()
+        );
+    }
+}
