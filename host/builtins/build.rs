@@ -26,7 +26,12 @@ fn main() {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
 
-    let runtime = build_runtime(&root);
+    ensure_target();
+    let runtime = build_guest(&root, "computeguard-runtime", "computeguard_runtime");
+    if std::env::var_os("CARGO_FEATURE_TEST_POLICIES").is_some() {
+        let hostile = build_guest(&root, "hostile-policy", "hostile_policy");
+        std::fs::copy(&hostile, out.join("hostile.wasm")).expect("copy hostile policy");
+    }
     std::fs::copy(&runtime, out.join("computeguard-runtime.wasm")).expect("copy runtime");
     let runtime_bytes = std::fs::read(&runtime).expect("read runtime component");
 
@@ -69,8 +74,9 @@ fn main() {
     std::fs::write(out.join("builtins.rs"), index).expect("write index");
 }
 
-fn build_runtime(root: &Path) -> PathBuf {
-    ensure_target();
+/// Builds guest `package` for wasm32-wasip2 (profile `guest`) and returns the path of
+/// its `artifact.wasm`.
+fn build_guest(root: &Path, package: &str, artifact: &str) -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let target_dir = root.join("target/guest");
     let mut cmd = Command::new(cargo);
@@ -78,7 +84,7 @@ fn build_runtime(root: &Path) -> PathBuf {
         .args([
             "build",
             "-p",
-            "computeguard-runtime",
+            package,
             "--target",
             TARGET,
             "--profile",
@@ -96,14 +102,11 @@ fn build_runtime(root: &Path) -> PathBuf {
     ] {
         cmd.env_remove(var);
     }
-    let status = cmd.status().expect("run cargo for the guest runtime");
-    assert!(
-        status.success(),
-        "building the policy runtime for {TARGET} failed"
-    );
+    let status = cmd.status().expect("run cargo for a guest component");
+    assert!(status.success(), "building {package} for {TARGET} failed");
     target_dir
         .join(TARGET)
-        .join("guest/computeguard_runtime.wasm")
+        .join(format!("guest/{artifact}.wasm"))
 }
 
 /// Installs the wasm target when rustup is present and the target is missing.

@@ -23,6 +23,15 @@ pub static BUILTINS: &[Builtin] = include!(concat!(env!("OUT_DIR"), "/builtins.r
 /// The CEL runtime component, before a pack is joined to it.
 pub static RUNTIME: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/computeguard-runtime.wasm"));
 
+/// Policies that exist only to test the sandbox (feature `test-policies`; never in a
+/// release build).
+#[cfg(feature = "test-policies")]
+pub mod test_policies {
+    /// `guest/examples/hostile`: panics, prints, spins, floods and lies on request
+    /// (see its crate docs for the annotation that picks the misbehaviour).
+    pub static HOSTILE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hostile.wasm"));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
