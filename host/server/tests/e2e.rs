@@ -23,7 +23,11 @@ fn cache_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cwasm-cache")
 }
 
-/// A loader driven by a JSON file `{"levels": {...}, "webhook": {...}, "runaway": bool}`,
+#[path = "e2e/hostile.rs"]
+mod hostile;
+
+/// A loader driven by a JSON file `{"levels": {...}, "webhook": {...}, "runaway": bool,
+/// "hostile": bool}`,
 /// re-read on every load, so tests can change it and trigger reloads.
 struct FileLoader {
     file: PathBuf,
@@ -43,6 +47,15 @@ impl Loader for FileLoader {
             policy: engine.load(computeguard_builtins::BUILTINS[0].component, "builtin")?,
             settings: "{}".into(),
         }];
+        if v["hostile"] == json!(true) {
+            policies.push(LoadedPolicy {
+                policy: engine.load(
+                    computeguard_builtins::test_policies::HOSTILE,
+                    "hostile.wasm",
+                )?,
+                settings: "{}".into(),
+            });
+        }
         if v["runaway"] == json!(true) {
             policies.push(LoadedPolicy {
                 policy: engine.load(&runaway_component()?, "runaway.wasm")?,
