@@ -216,6 +216,29 @@ fn junit_report_parses_and_counts_failures() {
 }
 
 #[test]
+fn a_digest_pin_is_checked_before_the_component_is_compiled_or_run() -> std::io::Result<()> {
+    // Bytes that are no component at all: had they been compiled (or their metadata
+    // run) first, the error would name that instead of the pin.
+    let dir = tempfile::tempdir()?;
+    let wasm = dir.path().join("tampered.wasm");
+    std::fs::write(&wasm, b"\0asm not really a component")?;
+    let pinned = format!("{}@sha256:{}", wasm.display(), "0".repeat(64));
+    let out = run(&["check", "--policy", &pinned, "tests/fixtures/azureml"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("but it is pinned to sha256:000"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains("not a valid policy component"),
+        "{}",
+        stderr(&out)
+    );
+    Ok(())
+}
+
+#[test]
 fn policies_can_be_pinned_to_a_digest() -> std::io::Result<()> {
     let dir = tempfile::tempdir()?;
     let wasm = dir.path().join("org.wasm");

@@ -26,20 +26,21 @@ pub fn load_all(engine: &Engine, config: &Config, extra: &[PolicyRef]) -> Result
     }
     for r in config.policies.iter().chain(extra) {
         let path = &r.path;
-        let policy = load_file(engine, path)?;
+        let (bytes, source_digest) = component_and_source_digest(path)?;
+        // The pin is checked before the component is compiled or run: a mismatch
+        // must never execute a line of the policy.
         if let Some(pinned) = &r.digest {
-            let is_pack = path.extension().is_some_and(|e| e != "wasm");
+            let actual = format!("sha256:{}", computeguard_engine::digest(&bytes));
             // A pack may be pinned by its source digest or by the digest of the component
             // built from it (the one `computeguard policies` lists).
-            let actual = policy.digest().to_string();
-            let source = &policy.info().source_digest;
-            if &actual != pinned && !(is_pack && source == pinned) {
+            if &actual != pinned && source_digest.as_ref() != Some(pinned) {
                 bail!(
                     "`{}` has digest {actual}, but it is pinned to {pinned}; refusing to run it (update the pin if the change is intended)",
                     path.display()
                 );
             }
         }
+        let policy = engine.load(&bytes, &path.display().to_string())?;
         if out
             .iter()
             .any(|l: &Loaded| l.policy.info().name == policy.info().name)
@@ -132,7 +133,17 @@ pub fn compile_pack(path: &Path) -> Result<computeguard_compiler::CompiledPack> 
     })
 }
 
-fn load_file(engine: &Engine, path: &Path) -> Result<Policy> {
-    let bytes = component_bytes(path)?;
-    Ok(engine.load(&bytes, &path.display().to_string())?)
+/// The component for `path` and, for a pack, the digest of its source.
+fn component_and_source_digest(path: &Path) -> Result<(Vec<u8>, Option<String>)> {
+    let is_pack = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e == "yaml" || e == "yml");
+    if !is_pack {
+        return Ok((component_bytes(path)?, None));
+    }
+    let compiled = compile_pack(path)?;
+    let source = compiled.pack.source_digest.clone();
+    let bytes = computeguard_compiler::compose(computeguard_builtins::RUNTIME, &compiled.pack)?;
+    Ok((bytes, Some(source)))
 }

@@ -47,6 +47,11 @@ pub mod text;
 pub use output::{MAX_POLICY_NAME, MAX_RULE_ID, MAX_RULES, OutputLimits, valid_rule_id};
 pub use sandbox::STDIO_CAPTURE_BYTES;
 
+/// Hex SHA-256 of component bytes: what `sha256:` pins and [`Policy::digest`] name.
+pub fn digest(bytes: &[u8]) -> String {
+    cache::digest(bytes)
+}
+
 pub use policy::{
     Operation, Policy, PolicyInfo, Request, ResourceRef, Response, RuleInfo, Severity, SourceKind,
     Violation,
