@@ -25,7 +25,7 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn usage() -> ! {
     eprintln!(
-        "usage: loadgen certs DIR\n       loadgen run --addr HOST:PORT --ca FILE [--rate N] [--seconds N] [--connections N] [--path /validate]"
+        "usage: loadgen certs DIR\n       loadgen run --addr HOST:PORT --ca FILE [--rate N] [--seconds N] [--connections N] [--path /validate] [--check] [--malformed-permille N]"
     );
     std::process::exit(2)
 }
@@ -42,9 +42,15 @@ fn main() -> Result<(), Error> {
                 seconds: 20,
                 connections: 8,
                 path: "/validate".into(),
+                check: false,
+                malformed_permille: 0,
             };
             let mut it = args[1..].iter();
             while let Some(flag) = it.next() {
+                if flag == "--check" {
+                    opts.check = true;
+                    continue;
+                }
                 let value = it.next().unwrap_or_else(|| usage());
                 match flag.as_str() {
                     "--addr" => opts.addr = value.parse()?,
@@ -53,6 +59,7 @@ fn main() -> Result<(), Error> {
                     "--seconds" => opts.seconds = value.parse()?,
                     "--connections" => opts.connections = value.parse()?,
                     "--path" => opts.path = value.clone(),
+                    "--malformed-permille" => opts.malformed_permille = value.parse()?,
                     _ => usage(),
                 }
             }
@@ -94,6 +101,24 @@ struct Opts {
     seconds: u64,
     connections: u64,
     path: String,
+    /// Check every answer against the verdict the same body got before the run
+    /// (uid and `allowed`); a mismatch is a wrong verdict.
+    check: bool,
+    /// Per mille of requests sent malformed (no uid): each must get HTTP 400.
+    malformed_permille: u64,
+}
+
+/// A request the API server could never send: no `request.uid`.
+const MALFORMED: &[u8] =
+    br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"operation":"CREATE"}}"#;
+
+/// `(uid, allowed)` of an answer body.
+fn verdict(body: &[u8]) -> Option<(String, bool)> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    Some((
+        v["response"]["uid"].as_str()?.to_string(),
+        v["response"]["allowed"].as_bool()?,
+    ))
 }
 
 /// The request mix: GPU and non-GPU pods, a GPU Deployment, a KAITO workspace, an ASO
@@ -162,6 +187,11 @@ struct Tally {
     latencies_us: Vec<u64>,
     ok: u64,
     failed: u64,
+    /// Answers that differ from the baseline verdict (with `--check`).
+    wrong: u64,
+    /// Malformed requests answered with HTTP 400, as they must be.
+    rejected: u64,
+    sent: u64,
     first_error: Option<String>,
 }
 
@@ -169,6 +199,22 @@ async fn run(o: Opts) -> Result<(), Error> {
     let ca = CertificateDer::from_pem_file(&o.ca)?;
     let tls = tls_config(ca)?;
     let bodies = Arc::new(mix());
+    // The verdict each body gets on its own, before the load: what every later
+    // answer for it must repeat.
+    let mut expected = Vec::new();
+    if o.check {
+        let mut conn = Connection::open(o.addr, "localhost", tls.clone()).await?;
+        for b in bodies.iter() {
+            let (status, body) = conn.post(&o.path, b.clone()).await?;
+            if !status.is_success() {
+                return Err(format!("baseline answer HTTP {status}").into());
+            }
+            expected.push(verdict(&body).ok_or("baseline answer is not an AdmissionReview")?);
+        }
+    }
+    let expected = Arc::new(expected);
+    let check = o.check;
+    let malformed_permille = o.malformed_permille;
     let before = histogram(o.addr, tls.clone()).await?;
     let per_conn_rate = o.rate as f64 / o.connections as f64;
     let interval = Duration::from_secs_f64(1.0 / per_conn_rate);
@@ -178,6 +224,7 @@ async fn run(o: Opts) -> Result<(), Error> {
     for c in 0..o.connections {
         let tls = tls.clone();
         let bodies = bodies.clone();
+        let expected = expected.clone();
         let path = o.path.clone();
         let addr = o.addr;
         // Stagger the connections across one interval.
@@ -195,9 +242,39 @@ async fn run(o: Opts) -> Result<(), Error> {
             for i in 0..total_per_conn {
                 let scheduled = start + offset + interval.mul_f64(i as f64);
                 tokio::time::sleep_until(scheduled.into()).await;
-                let body = bodies[((c + i) as usize) % bodies.len()].clone();
+                let which = ((c + i) as usize) % bodies.len();
+                let malformed = (c * 7919 + i * 104_729) % 1000 < malformed_permille;
+                let body = if malformed {
+                    bytes::Bytes::from_static(MALFORMED)
+                } else {
+                    bodies[which].clone()
+                };
+                tally.sent += 1;
                 match conn.post(&path, body).await {
-                    Ok((status, _)) if status.is_success() => tally.ok += 1,
+                    Ok((status, _)) if malformed && status == hyper::StatusCode::BAD_REQUEST => {
+                        tally.rejected += 1
+                    }
+                    Ok((status, b)) if malformed => {
+                        tally.wrong += 1;
+                        tally.first_error.get_or_insert_with(|| {
+                            format!(
+                                "malformed request got HTTP {status}: {}",
+                                String::from_utf8_lossy(&b)
+                            )
+                        });
+                    }
+                    Ok((status, b)) if status.is_success() => {
+                        tally.ok += 1;
+                        if check && verdict(&b).as_ref() != expected.get(which) {
+                            tally.wrong += 1;
+                            tally.first_error.get_or_insert_with(|| {
+                                format!(
+                                    "wrong verdict for body {which}: {}",
+                                    String::from_utf8_lossy(&b)
+                                )
+                            });
+                        }
+                    }
                     Ok((status, b)) => {
                         tally.failed += 1;
                         tally.first_error.get_or_insert_with(|| {
@@ -225,6 +302,9 @@ async fn run(o: Opts) -> Result<(), Error> {
         all.latencies_us.extend(t.latencies_us);
         all.ok += t.ok;
         all.failed += t.failed;
+        all.wrong += t.wrong;
+        all.rejected += t.rejected;
+        all.sent += t.sent;
         if all.first_error.is_none() {
             all.first_error = t.first_error;
         }
@@ -243,12 +323,14 @@ async fn run(o: Opts) -> Result<(), Error> {
         "target {} req/s for {} s over {} connections to {}",
         o.rate, o.seconds, o.connections, o.path
     );
+    let sent = all.sent;
     println!(
-        "sent {}  ok {}  failed {}  achieved {:.0} req/s",
-        all.ok + all.failed,
+        "sent {sent}  ok {}  failed (lost) {}  malformed rejected {}  wrong verdicts {}  achieved {:.0} req/s",
         all.ok,
         all.failed,
-        (all.ok + all.failed) as f64 / elapsed
+        all.rejected,
+        all.wrong,
+        sent as f64 / elapsed
     );
     println!(
         "client latency ms: p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
@@ -295,7 +377,7 @@ async fn run(o: Opts) -> Result<(), Error> {
             p99_bucket * 1000.0
         );
     }
-    if all.failed > 0 {
+    if all.failed > 0 || all.wrong > 0 {
         std::process::exit(1);
     }
     Ok(())
