@@ -9,6 +9,9 @@
 # the built-in policy itself; LOADTEST_CACHE=DIR uses DIR instead, so a second run
 # measures a server that starts from a warm cache, as a deployed replica does.
 #
+# COMPUTEGUARD_BIN=PATH serves with another build of the binary (A/B comparisons);
+# LOADGEN_BIN=PATH uses another load generator.
+#
 # Figures and how to read them: docs/benchmarks.md, "Webhook under load".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,11 +21,13 @@ CONNS=${3:-8}
 WORK=$(mktemp -d)
 trap 'kill "${SERVER:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-rustup target add wasm32-wasip2 >/dev/null
-cargo build --release -p computeguard
-cargo build --release -p computeguard-server --example loadgen
-BIN=target/release/computeguard
-LOADGEN=target/release/examples/loadgen
+if [ -z "${COMPUTEGUARD_BIN:-}" ] || [ -z "${LOADGEN_BIN:-}" ]; then
+  rustup target add wasm32-wasip2 >/dev/null
+  cargo build --release -p computeguard
+  cargo build --release -p computeguard-server --example loadgen
+fi
+BIN=${COMPUTEGUARD_BIN:-target/release/computeguard}
+LOADGEN=${LOADGEN_BIN:-target/release/examples/loadgen}
 "$LOADGEN" certs "$WORK" >/dev/null
 # asOf pinned so results are reproducible; everything else is the default config.
 printf 'asOf: 2026-11-22\n' > "$WORK/computeguard.yaml"
@@ -37,5 +42,10 @@ done
 grep -q "webhook serving" "$WORK/server.log" || { cat "$WORK/server.log"; exit 1; }
 # Warm-up (connections, caches), then the measured run.
 "$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate 500 --seconds 2 --connections "$CONNS" >/dev/null
-"$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate "$RATE" --seconds "$SECONDS_" --connections "$CONNS"
+cpu() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }   # utime + stime, clock ticks
+before=$(cpu)
+"$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate "$RATE" --seconds "$SECONDS_" --connections "$CONNS" | tee "$WORK/run.txt"
+after=$(cpu)
+sent=$(awk '/^sent/ {print $2}' "$WORK/run.txt")
+echo "server CPU per request: $(( (after - before) * 1000000 / $(getconf CLK_TCK) / sent )) us (utime+stime over $sent requests)"
 echo "server RSS: $(awk '/VmRSS/ {print $2, $3}' /proc/$SERVER/status) (peak $(awk '/VmHWM/ {print $2, $3}' /proc/$SERVER/status))"

@@ -161,7 +161,7 @@ pub enum EvalError {
     Policy { policy: String, reason: String },
     /// The policy asked for more memory than the sandbox allows.
     #[error(
-        "policy `{policy}` ran out of its {} sandbox memory{document}; raise the memory limit (`--memory-limit-mib`, or `limits.memoryMiB` in computeguard.yaml) or split the input",
+        "policy `{policy}` ran out of its {} sandbox memory{document}; raise the memory limit (`check --memory-limit-mib`, or `webhook.limits.memoryMiB` for the webhook) or split the input",
         human_bytes(*limit)
     )]
     MemoryLimit {
