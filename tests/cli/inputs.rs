@@ -441,6 +441,20 @@ fn stdin_filename_names_the_input_and_decides_its_format() -> TestResult {
 }
 
 #[test]
+fn inline_suppressions_work_on_standard_input() -> TestResult {
+    let text = RETIRED_CLUSTER.replace(
+        "min_instances: 2",
+        "min_instances: 2 # computeguard:ignore min-nodes-zero warm pool for the nightly run",
+    );
+    let (code, out, err) = check_stdin(&["--format", "json", "-"], &text)?;
+    assert_eq!(code, 1, "{out}{err}");
+    let report: Value = serde_json::from_str(&out)?;
+    assert_eq!(findings(&report), triples(&[("sku-retired", "<stdin>", 4)]));
+    assert_eq!(report["summary"]["suppressed"], 1);
+    Ok(())
+}
+
+#[test]
 fn stdin_misuse_is_a_usage_error() -> TestResult {
     let (code, _, err) = check_stdin(&["-", "-"], RETIRED_CLUSTER)?;
     assert_eq!(code, 2);

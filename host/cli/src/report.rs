@@ -592,7 +592,12 @@ impl Report {
         if s.unchecked > 0 {
             line.push_str(&format!("; {} not checked (listed above)", s.unchecked));
         }
-        if s.skipped_files > 0 && !verbose {
+        // The unchecked ones are listed above; the hint is for the others.
+        let others = self
+            .skipped
+            .iter()
+            .any(|x| x.kind != SkipKind::Unchecked && x.line.is_none());
+        if s.skipped_files > 0 && !verbose && others {
             line.push_str(&format!(
                 "; {} skipped (--verbose lists them)",
                 plural(s.skipped_files, "file", "files")
@@ -627,8 +632,21 @@ pub fn clean(s: &str) -> String {
 
 /// Like [`clean`] but line breaks are kept: for messages that are several lines by design
 /// (a rule pack's compile diagnostic with its caret snippet).
+/// A continuation line that would start with `::` or `##` (a GitHub or Azure Pipelines
+/// command) is indented, so only the first line can start a line of the log.
 pub fn clean_lines(s: &str) -> String {
-    s.split('\n').map(clean).collect::<Vec<_>>().join("\n")
+    s.split('\n')
+        .enumerate()
+        .map(|(i, line)| {
+            let line = clean(line);
+            if i > 0 && (line.starts_with("::") || line.starts_with("##")) {
+                format!("  {line}")
+            } else {
+                line
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A source line for the caret snippet: like [`clean`], but tabs stay tabs (they align the
@@ -645,4 +663,24 @@ fn esc_data(s: &str) -> String {
 
 fn esc_prop(s: &str) -> String {
     esc_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{clean, clean_lines, clean_source};
+
+    #[test]
+    fn human_text_cannot_start_a_ci_command_or_an_escape_sequence() {
+        assert_eq!(
+            clean("gpu\n::error file=README.md::x\u{1b}[31m"),
+            "gpu\\n::error file=README.md::x\\u{1b}[31m"
+        );
+        assert_eq!(clean_source("\tname: a\u{7}"), "\tname: a\\u{7}");
+        assert_eq!(
+            clean_lines(
+                "error: bad\n  --> p.yaml:2\n::error file=x::y\n##vso[task.complete]\u{1b}"
+            ),
+            "error: bad\n  --> p.yaml:2\n  ::error file=x::y\n  ##vso[task.complete]\\u{1b}"
+        );
+    }
 }

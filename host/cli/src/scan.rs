@@ -504,7 +504,11 @@ impl Scan<'_> {
             }
         };
         let lines: Vec<&str> = text.lines().collect();
-        let directives = Directives::parse(path, &text);
+        // Comments follow the syntax, also when it was recognised from the content.
+        let directives = match (Syntax::of(path), syntax) {
+            (None, Syntax::Yaml) => Directives::parse(Path::new("input.yaml"), &text),
+            _ => Directives::parse(path, &text),
+        };
         for doc in &docs {
             self.document(path, syntax, &name, &lines, &directives, doc, &mut out);
         }
