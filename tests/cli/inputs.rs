@@ -352,6 +352,45 @@ fn a_fifo_or_device_named_on_the_command_line_is_an_input_error() -> TestResult 
 
 #[cfg(unix)]
 #[test]
+fn a_broken_link_named_on_the_command_line_is_an_input_error() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    std::os::unix::fs::symlink("missing.yml", dir.path().join("gone.yml"))?;
+    let (code, _, err) = check_in(dir.path(), "text", &["gone.yml"])?;
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("path `gone.yml` is a symbolic link to a path that does not exist"),
+        "{err}"
+    );
+    Ok(())
+}
+
+#[test]
+fn explain_escapes_control_characters_from_a_policy() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let pack = std::fs::read_to_string(fixtures().join("packs/gpu-owner.yaml"))?.replace(
+        "description: Every GPU cluster names an owning team.",
+        "description: \"Every GPU cluster\\e]0;pwned\\a\\n::error file=README.md::x\"",
+    );
+    write(dir.path(), "pack.yaml", &pack)?;
+    let out = run_in(
+        dir.path(),
+        &["explain", "gpu-owner-tag", "--policy", "pack.yaml"],
+    )?;
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}{}", stderr(&out));
+    assert!(
+        text.contains("Every GPU cluster\\u{1b}]0;pwned\\u{7}\\n::error file=README.md::x"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+    Ok(())
+}
+
+#[cfg(unix)]
+#[test]
 fn a_fifo_in_a_walked_directory_is_listed_and_not_opened() -> TestResult {
     let dir = tempfile::tempdir()?;
     write(dir.path(), "infra/cluster.yml", RETIRED_CLUSTER)?;
