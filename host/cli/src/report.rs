@@ -606,7 +606,7 @@ impl Report {
         line.push_str(&format!("; as of {}", s.as_of));
         let code = if s.errors > 0 || s.failed_files > 0 {
             "1;31"
-        } else if s.warnings > 0 {
+        } else if s.warnings > 0 || s.unchecked > 0 {
             "1;33"
         } else {
             "1;32"
