@@ -14,16 +14,6 @@ pub struct CheckArgs {
     /// (default `<stdin>`, format from the content: JSON if it starts with `{` or `[`, else YAML).
     #[arg(long, value_name = "NAME")]
     pub stdin_filename: Option<String>,
-    /// Exit 2 when something could not be checked and was skipped (an unrendered template,
-    /// a document that is not a mapping, a link loop, ...): CI with no blind spots.
-    #[arg(long)]
-    pub fail_on_skipped: bool,
-    /// Memory of each policy's sandbox, in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = crate::DEFAULT_MEMORY_LIMIT_MIB, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub memory_limit_mib: u32,
-    /// Largest file (or standard input) read, in MiB; larger ones are errors, not read.
-    #[arg(long, value_name = "MIB", default_value_t = scan::DEFAULT_MAX_FILE_MIB, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_file_mib: u32,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -39,7 +29,7 @@ pub struct CheckArgs {
     /// Evaluation date, YYYY-MM-DD (default: config `asOf`, else today in UTC).
     #[arg(long, value_parser = parse_date)]
     pub as_of: Option<String>,
-    /// List skipped files.
+    /// List every skipped file (what could not be checked is always listed).
     #[arg(long, short)]
     pub verbose: bool,
     /// Also list suppressed findings (inline comments, `ignore:`, baseline), marked as such.
@@ -51,6 +41,16 @@ pub struct CheckArgs {
     /// Write the current findings to this baseline file (and exit 0 unless a file could not be checked).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// Exit 2 when something could not be checked and was skipped (an unrendered template,
+    /// a document that is not a mapping, a link loop, ...): CI with no blind spots.
+    #[arg(long)]
+    pub fail_on_skipped: bool,
+    /// Memory of each policy's sandbox, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = crate::DEFAULT_MEMORY_LIMIT_MIB, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub memory_limit_mib: u32,
+    /// Largest file (or standard input) read, in MiB; larger ones are errors, not read.
+    #[arg(long, value_name = "MIB", default_value_t = scan::DEFAULT_MAX_FILE_MIB, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_file_mib: u32,
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
