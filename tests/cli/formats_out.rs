@@ -15,7 +15,7 @@ fn check_format(format: &str, args: &[&str]) -> (i32, String) {
     (code(&out), stdout(&out))
 }
 
-fn sarif_validator() -> Result<jsonschema::Validator, Box<dyn std::error::Error>> {
+pub(crate) fn sarif_validator() -> Result<jsonschema::Validator, Box<dyn std::error::Error>> {
     let text = std::fs::read_to_string(fixtures().join("schemas/sarif-2.1.0-rtm.5.json"))?;
     let mut schema: Value = serde_json::from_str(&text)?;
     // Formats are checked (`uri`, `uri-reference`, `date-time` in the instance), and
@@ -50,7 +50,7 @@ fn fix_language_patterns(v: &mut Value) -> usize {
     }
 }
 
-fn schema_errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+pub(crate) fn schema_errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
     v.iter_errors(doc)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect()

@@ -11,6 +11,7 @@ mod formats_out;
 mod formats_tf;
 mod formats_workloads;
 mod init;
+mod inputs;
 mod sdk;
 mod serve;
 mod suppress;

@@ -85,7 +85,8 @@ pub fn run() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            let text = format!("{e:#}");
+            // Errors quote file names, documents and policy text: escaped for the terminal.
+            let text = report::clean_lines(&format!("{e:#}"));
             if text.starts_with("error:") {
                 eprintln!("{text}");
             } else {
@@ -158,9 +159,36 @@ pub fn load_config(explicit: Option<&PathBuf>) -> anyhow::Result<config::Config>
     }
 }
 
+/// Default of `check --memory-limit-mib`: the engine's default sandbox memory.
+pub const DEFAULT_MEMORY_LIMIT_MIB: u32 = 64;
+
+/// Limits of the engine that `check` lets the user set.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineLimits {
+    /// Linear memory of each policy instance, in MiB (`--memory-limit-mib`).
+    pub memory_limit_mib: u32,
+}
+
+impl Default for EngineLimits {
+    fn default() -> Self {
+        EngineLimits {
+            memory_limit_mib: DEFAULT_MEMORY_LIMIT_MIB,
+        }
+    }
+}
+
 /// The engine the CLI uses: default limits and cache.
 pub fn engine() -> anyhow::Result<computeguard_engine::Engine> {
+    engine_with(EngineLimits::default())
+}
+
+/// The engine with `limits`, default cache.
+pub fn engine_with(limits: EngineLimits) -> anyhow::Result<computeguard_engine::Engine> {
+    let memory_limit = usize::try_from(u64::from(limits.memory_limit_mib) << 20)?;
     Ok(computeguard_engine::Engine::new(
-        computeguard_engine::EngineConfig::default(),
+        computeguard_engine::EngineConfig {
+            memory_limit,
+            ..computeguard_engine::EngineConfig::default()
+        },
     )?)
 }

@@ -53,6 +53,7 @@ impl Progress {
         }
         *last = Some(now);
         let pct = done * 100 / self.total.max(1);
+        let file = crate::report::clean(file);
         let name: String = {
             let n = file.chars().count();
             if n > 50 {

@@ -139,6 +139,55 @@ pub struct FileError {
     pub message: String,
 }
 
+/// Why something was skipped, which decides whether `--fail-on-skipped` fails on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipKind {
+    /// Input computeguard could not judge: an unrendered template, a document that is not a
+    /// mapping, a link that leads nowhere or in a loop, a file that is not a regular file, a
+    /// file named on the command line that computeguard does not read. A blind spot:
+    /// always listed, and `--fail-on-skipped` fails on it.
+    Unchecked,
+    /// Read and evaluated by every policy; no compute resource recognised (a ConfigMap, a
+    /// rule pack).
+    NoResources,
+    /// Terraform variable values, applied when the `.tf` files beside them are checked.
+    Variables,
+    /// Found while walking a directory, of a type computeguard does not read (README.md).
+    OtherFile,
+}
+
+/// A file (or, with `line`, a document of a file) that was not checked, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Skipped {
+    pub file: String,
+    /// The document's first line, when one document of a checked file was skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    pub kind: SkipKind,
+    pub reason: String,
+}
+
+impl Skipped {
+    /// A whole file.
+    pub fn file(file: impl Into<String>, kind: SkipKind, reason: impl Into<String>) -> Skipped {
+        Skipped {
+            file: file.into(),
+            line: None,
+            kind,
+            reason: reason.into(),
+        }
+    }
+
+    /// `file` or `file:line`.
+    pub fn place(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{l}", self.file),
+            None => self.file.clone(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Summary {
     pub files: usize,
@@ -154,6 +203,8 @@ pub struct Summary {
     pub failed_files: usize,
     #[serde(rename = "skippedFiles")]
     pub skipped_files: usize,
+    /// Entries of `skipped` (files and documents) of kind `unchecked`: blind spots.
+    pub unchecked: usize,
     #[serde(rename = "asOf")]
     pub as_of: String,
 }
@@ -163,8 +214,9 @@ pub struct Report {
     pub findings: Vec<Finding>,
     pub errors: Vec<FileError>,
     pub summary: Summary,
+    /// Skipped files (and unchecked documents of checked files), with the reason.
     #[serde(skip)]
-    pub skipped: Vec<(String, String)>,
+    pub skipped: Vec<Skipped>,
     /// Documents skipped inside checked files (`file:line`, why); listed by `--verbose`.
     #[serde(skip)]
     pub skipped_documents: Vec<(String, String)>,
@@ -217,6 +269,7 @@ impl Default for RenderOptions {
 struct JsonView<'a> {
     findings: Vec<&'a Finding>,
     errors: &'a [FileError],
+    skipped: &'a [Skipped],
     summary: &'a Summary,
 }
 
@@ -271,7 +324,14 @@ impl Report {
             files.dedup();
             files.len()
         };
-        s.skipped_files = self.skipped.len();
+        self.skipped
+            .sort_by(|a, b| (a.file.as_str(), a.line).cmp(&(b.file.as_str(), b.line)));
+        s.skipped_files = self.skipped.iter().filter(|x| x.line.is_none()).count();
+        s.unchecked = self
+            .skipped
+            .iter()
+            .filter(|x| x.kind == SkipKind::Unchecked)
+            .count();
         s.suppressed = self
             .suppressed
             .iter()
@@ -298,6 +358,13 @@ impl Report {
         self.finish();
     }
 
+    /// What could not be judged (kind `unchecked`), files and documents.
+    pub fn unchecked(&self) -> impl Iterator<Item = &Skipped> {
+        self.skipped
+            .iter()
+            .filter(|s| s.kind == SkipKind::Unchecked)
+    }
+
     /// The findings to show: the counted ones, plus the suppressed ones if asked, in order.
     pub fn visible(&self, show_suppressed: bool) -> Vec<&Finding> {
         let mut v: Vec<&Finding> = self.findings.iter().collect();
@@ -319,6 +386,7 @@ impl Report {
                 let view = JsonView {
                     findings: self.visible(opts.show_suppressed),
                     errors: &self.errors,
+                    skipped: &self.skipped,
                     summary: &self.summary,
                 };
                 write_json(&view, out)
@@ -344,7 +412,8 @@ impl Report {
                 title.push_str(" (suppressed)");
                 text = format!("{text} (suppressed: {})", s.reason);
             }
-            let mut props = format!("file={}", esc_prop(&f.file));
+            let (title, text) = (clean(&title), clean(&text));
+            let mut props = format!("file={}", esc_prop(&clean(&f.file)));
             if f.line > 0 {
                 props.push_str(&format!(",line={},col={}", f.line, f.column.max(1)));
             }
@@ -359,9 +428,18 @@ impl Report {
             writeln!(
                 out,
                 "::error file={},line={},title=computeguard::{}",
-                esc_prop(&e.file),
+                esc_prop(&clean(&e.file)),
                 e.line.max(1),
-                esc_data(&e.message)
+                esc_data(&clean(&e.message))
+            )?;
+        }
+        for s in self.unchecked() {
+            writeln!(
+                out,
+                "::warning file={},line={},title=computeguard skipped::not checked: {}",
+                esc_prop(&clean(&s.file)),
+                s.line.unwrap_or(1),
+                esc_data(&clean(&s.reason))
             )?;
         }
         Ok(())
@@ -388,33 +466,30 @@ impl Report {
             writeln!(
                 out,
                 "{}{} {}",
-                st.paint(code, &format!("{label}[{}]{mark}", f.rule)),
+                st.paint(code, &format!("{label}[{}]{mark}", clean(&f.rule))),
                 st.paint("1", ":"),
-                st.paint("1", &f.message)
+                st.paint("1", &clean(&f.message))
             )?;
             writeln!(
                 out,
                 "  {} {}:{}:{}",
                 st.paint("34", "-->"),
-                f.file,
+                clean(&f.file),
                 f.line,
                 f.column.max(1)
             )?;
-            if let Some(src) = &f.source_line {
+            if let Some(raw) = &f.source_line {
                 let gutter = f.line.to_string();
                 let pad = " ".repeat(gutter.len());
                 let col = f.column.max(1) as usize - 1;
-                let width = src
+                // Escaped like the rest; the caret follows the escaped text.
+                let head: String = raw.chars().take(col).collect();
+                let tail: String = raw.chars().skip(col).collect();
+                let (head, tail) = (clean_source(&head), clean_source(&tail));
+                let src = format!("{head}{tail}");
+                let width = tail.trim_end().chars().count().max(1);
+                let lead: String = head
                     .chars()
-                    .skip(col)
-                    .collect::<String>()
-                    .trim_end()
-                    .chars()
-                    .count()
-                    .max(1);
-                let lead: String = src
-                    .chars()
-                    .take(col)
                     .map(|c| if c == '\t' { '\t' } else { ' ' })
                     .collect();
                 writeln!(out, "{pad} {}", st.paint("34", "|"))?;
@@ -431,7 +506,12 @@ impl Report {
                     st.paint(code, &"^".repeat(width))
                 )?;
             }
-            writeln!(out, "  {} fix: {}", st.paint("34", "="), f.remediation)?;
+            writeln!(
+                out,
+                "  {} fix: {}",
+                st.paint("34", "="),
+                clean(&f.remediation)
+            )?;
             if let Some(s) = &f.suppression {
                 let how = match s.kind {
                     SuppressionKind::Inline => "by an inline comment",
@@ -442,7 +522,7 @@ impl Report {
                     out,
                     "  {} suppressed {how}: {}",
                     st.paint("34", "="),
-                    s.reason
+                    clean(&s.reason)
                 )?;
             }
             writeln!(out)?;
@@ -453,18 +533,36 @@ impl Report {
                 "{}{} {}",
                 st.paint("1;31", "error"),
                 st.paint("1", ":"),
-                st.paint("1", &e.message)
+                st.paint("1", &clean(&e.message))
             )?;
+            let file = clean(&e.file);
             if e.line > 0 {
-                writeln!(out, "  {} {}:{}", st.paint("34", "-->"), e.file, e.line)?;
+                writeln!(out, "  {} {file}:{}", st.paint("34", "-->"), e.line)?;
             } else {
-                writeln!(out, "  {} {}", st.paint("34", "-->"), e.file)?;
+                writeln!(out, "  {} {file}", st.paint("34", "-->"))?;
             }
             writeln!(out)?;
         }
+        // Blind spots are always listed; the rest of what was skipped with --verbose.
+        for s in self.unchecked() {
+            writeln!(
+                out,
+                "{}{} not checked: {}",
+                st.paint("1;33", "skipped"),
+                st.paint("1", ":"),
+                clean(&s.reason)
+            )?;
+            writeln!(out, "  {} {}", st.paint("34", "-->"), clean(&s.place()))?;
+            writeln!(out)?;
+        }
         if verbose {
-            for (file, why) in self.skipped.iter().chain(&self.skipped_documents) {
-                writeln!(out, "skipped {file}: {why}")?;
+            let others = self
+                .skipped
+                .iter()
+                .filter(|s| s.kind != SkipKind::Unchecked)
+                .map(|s| (s.place(), s.reason.clone()));
+            for (file, why) in others.chain(self.skipped_documents.iter().cloned()) {
+                writeln!(out, "skipped {}: {}", clean(&file), clean(&why))?;
             }
         }
         let s = &self.summary;
@@ -491,7 +589,15 @@ impl Report {
                 plural(s.failed_files, "file", "files")
             ));
         }
-        if s.skipped_files > 0 && !verbose {
+        if s.unchecked > 0 {
+            line.push_str(&format!("; {} not checked (listed above)", s.unchecked));
+        }
+        // The unchecked ones are listed above; the hint is for the others.
+        let others = self
+            .skipped
+            .iter()
+            .any(|x| x.kind != SkipKind::Unchecked && x.line.is_none());
+        if s.skipped_files > 0 && !verbose && others {
             line.push_str(&format!(
                 "; {} skipped (--verbose lists them)",
                 plural(s.skipped_files, "file", "files")
@@ -500,7 +606,7 @@ impl Report {
         line.push_str(&format!("; as of {}", s.as_of));
         let code = if s.errors > 0 || s.failed_files > 0 {
             "1;31"
-        } else if s.warnings > 0 {
+        } else if s.warnings > 0 || s.unchecked > 0 {
             "1;33"
         } else {
             "1;32"
@@ -517,6 +623,38 @@ fn write_json(value: &impl Serialize, out: &mut dyn Write) -> std::io::Result<()
     writeln!(out)
 }
 
+/// Text from a document, a policy or a file name, for a human format: control characters
+/// escaped (`\n`, `\u{1b}`), so that nothing printed can move the cursor, set colours or
+/// start a CI workflow command on a line of its own.
+pub fn clean(s: &str) -> String {
+    computeguard_engine::text::escape_control(s)
+}
+
+/// Like [`clean`] but line breaks are kept: for messages that are several lines by design
+/// (a rule pack's compile diagnostic with its caret snippet).
+/// A continuation line that would start with `::` or `##` (a GitHub or Azure Pipelines
+/// command) is indented, so only the first line can start a line of the log.
+pub fn clean_lines(s: &str) -> String {
+    s.split('\n')
+        .enumerate()
+        .map(|(i, line)| {
+            let line = clean(line);
+            if i > 0 && (line.starts_with("::") || line.starts_with("##")) {
+                format!("  {line}")
+            } else {
+                line
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A source line for the caret snippet: like [`clean`], but tabs stay tabs (they align the
+/// caret).
+fn clean_source(s: &str) -> String {
+    s.split('\t').map(clean).collect::<Vec<_>>().join("\t")
+}
+
 fn esc_data(s: &str) -> String {
     s.replace('%', "%25")
         .replace('\r', "%0D")
@@ -525,4 +663,24 @@ fn esc_data(s: &str) -> String {
 
 fn esc_prop(s: &str) -> String {
     esc_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{clean, clean_lines, clean_source};
+
+    #[test]
+    fn human_text_cannot_start_a_ci_command_or_an_escape_sequence() {
+        assert_eq!(
+            clean("gpu\n::error file=README.md::x\u{1b}[31m"),
+            "gpu\\n::error file=README.md::x\\u{1b}[31m"
+        );
+        assert_eq!(clean_source("\tname: a\u{7}"), "\tname: a\\u{7}");
+        assert_eq!(
+            clean_lines(
+                "error: bad\n  --> p.yaml:2\n::error file=x::y\n##vso[task.complete]\u{1b}"
+            ),
+            "error: bad\n  --> p.yaml:2\n  ::error file=x::y\n  ##vso[task.complete]\\u{1b}"
+        );
+    }
 }

@@ -3,7 +3,9 @@
 
 use crate::config::{Config, Level};
 use crate::policies::Loaded;
-use crate::report::{FileError, Finding, Report, ResourceRef, Severity, SuppressionKind};
+use crate::report::{
+    FileError, Finding, Report, ResourceRef, Severity, SkipKind, Skipped, SuppressionKind,
+};
 use crate::suppress::{Directives, MISSING_REASON_RULE};
 use computeguard_decode::{Document, decode_bicep, decode_json, decode_yaml};
 use computeguard_engine::Request;
@@ -22,62 +24,342 @@ pub struct Scan<'a> {
     pub policies: &'a [Loaded],
     pub config: &'a Config,
     pub as_of: String,
+    /// Larger files are refused before they are read (`--max-file-mib`).
+    pub max_file_bytes: u64,
 }
 
-/// Files to check under `paths` (directories are walked honouring `.gitignore`).
-/// Missing paths are errors.
-/// Files that were not checked, with the reason.
-pub type Skipped = Vec<(String, String)>;
+/// The name of standard input in findings when `--stdin-filename` is not given.
+pub const STDIN_NAME: &str = "<stdin>";
 
-pub fn collect(paths: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Skipped)> {
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
-    for p in paths {
-        if !p.exists() {
-            anyhow::bail!("path `{}` does not exist", p.display());
+/// Default of `--max-file-mib`: larger files (and standard input) are refused before they
+/// are read. A document must fit, as JSON, in a policy's sandbox memory (64 MiB by default)
+/// and the YAML reader stops at one million nodes (about 10 MB of manifests), so a larger
+/// file could not be checked anyway; refusing it first keeps the host from decoding it.
+pub const DEFAULT_MAX_FILE_MIB: u32 = 64;
+
+/// One input of a scan: a file, or standard input already read.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// The name in findings: the path as found, or `<stdin>` / `--stdin-filename`.
+    pub name: String,
+    /// The path whose name decides the format, the Terraform module folder and `ignore:`
+    /// matching. For standard input: `--stdin-filename`, else `<stdin>`.
+    pub path: PathBuf,
+    /// The text of standard input; `None` for a file, read by the scan.
+    pub text: Option<String>,
+}
+
+impl Input {
+    fn file(path: PathBuf) -> Input {
+        Input {
+            name: path.display().to_string(),
+            path,
+            text: None,
         }
-        if p.is_file() {
+    }
+}
+
+/// What a file system entry is, for the messages about entries that are not files.
+fn describe(t: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_symlink() {
+        return "a symbolic link";
+    }
+    if t.is_dir() {
+        return "a directory";
+    }
+    "not a regular file"
+}
+
+/// Files to check under `paths` (directories are walked honouring `.gitignore`), and
+/// what was skipped, with the reason.
+///
+/// - A missing path is an error; so is a path naming something that is neither a regular
+///   file nor a directory (a FIFO, `/dev/zero`): reading it could block or never end.
+/// - `-` is standard input, read here (at most `max_bytes`), named `stdin_name`.
+/// - In a walk, symbolic links are followed, to files and to directories; a link that
+///   leads back into its own ancestry (a loop) or nowhere is skipped, unchecked, with the
+///   reason, and so is a FIFO, socket or device found there. A file reached twice (through
+///   a link and directly) is checked once, under its shortest name.
+pub fn collect(
+    paths: &[PathBuf],
+    stdin_name: Option<&str>,
+    max_bytes: u64,
+) -> anyhow::Result<(Vec<Input>, Vec<Skipped>)> {
+    let mut files: Vec<(PathBuf, bool)> = Vec::new();
+    let mut inputs = Vec::new();
+    let mut skipped = Vec::new();
+    let mut stdin_read = false;
+    for p in paths {
+        if p.as_os_str() == "-" {
+            if stdin_read {
+                anyhow::bail!("`-` (standard input) is named twice; it can be read only once");
+            }
+            stdin_read = true;
+            inputs.push(read_stdin(stdin_name, max_bytes)?);
+            continue;
+        }
+        // `metadata` follows links: a link named on the command line is its target.
+        let meta = match std::fs::metadata(p) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if std::fs::symlink_metadata(p).is_ok() {
+                    anyhow::bail!(
+                        "path `{}` is a symbolic link to a path that does not exist",
+                        p.display()
+                    );
+                }
+                anyhow::bail!("path `{}` does not exist", p.display());
+            }
+            Err(e) => anyhow::bail!("cannot read `{}`: {e}", p.display()),
+        };
+        if meta.is_file() {
             if supported(p) {
-                files.push(p.clone());
+                files.push((p.clone(), false));
             } else {
-                skipped.push((p.display().to_string(), "not a YAML or JSON file".into()));
+                skipped.push(Skipped::file(
+                    p.display().to_string(),
+                    SkipKind::Unchecked,
+                    "named on the command line, but not a file type computeguard reads (YAML, JSON, Bicep, Terraform)",
+                ));
             }
             continue;
         }
-        // Hidden directories are walked (`.azureml/` holds compute definitions); `.git`
-        // and what `.gitignore` excludes are not.
-        let walker = ignore::WalkBuilder::new(p)
-            .require_git(false)
-            .hidden(false)
-            .filter_entry(|e| e.file_name() != ".git")
-            .build();
-        for entry in walker {
-            let entry = entry?;
-            if entry.file_type().is_some_and(|t| t.is_file()) {
-                let path = entry.into_path();
-                if supported(&path) {
-                    files.push(path);
-                } else {
-                    skipped.push((path.display().to_string(), "not a YAML or JSON file".into()));
-                }
-            }
+        if !meta.is_dir() {
+            anyhow::bail!(
+                "`{}` is {}, not a regular file or a directory; computeguard does not read it (to check a stream, pipe it to `computeguard check -`)",
+                p.display(),
+                describe(meta.file_type())
+            );
         }
+        walk(p, &mut files, &mut skipped);
     }
-    files.sort();
-    files.dedup();
-    Ok((files, skipped))
+    if stdin_name.is_some() && !stdin_read {
+        anyhow::bail!("`--stdin-filename` names standard input, but `-` is not among the paths");
+    }
+    // The same file twice (named and walked, or through links): once, under its shortest
+    // name, preferring the one that is not itself a link.
+    let mut keyed: Vec<(PathBuf, usize, bool, PathBuf)> = files
+        .into_iter()
+        .map(|(path, via_link)| {
+            let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            (key, path.components().count(), via_link, path)
+        })
+        .collect();
+    keyed.sort();
+    keyed.dedup_by(|b, a| a.0 == b.0);
+    let mut paths: Vec<PathBuf> = keyed.into_iter().map(|(_, _, _, p)| p).collect();
+    paths.sort();
+    inputs.extend(paths.into_iter().map(Input::file));
+    Ok((inputs, skipped))
 }
 
-/// A Bicep file: decoded to the ARM template shape (`source-kind` `bicep`).
-fn is_bicep(p: &Path) -> bool {
-    p.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("bicep"))
+/// Walks `dir` following links, adding files (with whether a link led to them) and
+/// skipped entries.
+fn walk(dir: &Path, files: &mut Vec<(PathBuf, bool)>, skipped: &mut Vec<Skipped>) {
+    // Hidden directories are walked (`.azureml/` holds compute definitions); `.git`
+    // and what `.gitignore` excludes are not.
+    let walker = ignore::WalkBuilder::new(dir)
+        .require_git(false)
+        .hidden(false)
+        .follow_links(true)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                skipped.push(walk_error(dir, &e));
+                continue;
+            }
+        };
+        let Some(t) = entry.file_type() else { continue };
+        if t.is_dir() {
+            continue;
+        }
+        let via_link = entry.path_is_symlink();
+        let path = entry.into_path();
+        if t.is_file() {
+            if supported(&path) {
+                files.push((path, via_link));
+            } else {
+                skipped.push(Skipped::file(
+                    path.display().to_string(),
+                    SkipKind::OtherFile,
+                    "not a YAML, JSON, Bicep or Terraform file",
+                ));
+            }
+        } else {
+            let kind = if supported(&path) {
+                SkipKind::Unchecked
+            } else {
+                SkipKind::OtherFile
+            };
+            skipped.push(Skipped::file(
+                path.display().to_string(),
+                kind,
+                format!("{}, not a regular file: not read", describe(t)),
+            ));
+        }
+    }
+}
+
+/// A walk error (a link loop, a broken link, an unreadable directory) as a skipped entry.
+fn walk_error(dir: &Path, e: &ignore::Error) -> Skipped {
+    let mut err = e;
+    let mut file = dir.display().to_string();
+    // Unwrap the path / depth context `ignore` adds.
+    loop {
+        match err {
+            ignore::Error::WithPath { path, err: inner } => {
+                file = path.display().to_string();
+                err = inner;
+            }
+            ignore::Error::WithDepth { err: inner, .. }
+            | ignore::Error::WithLineNumber { err: inner, .. } => {
+                err = inner;
+            }
+            _ => break,
+        }
+    }
+    let reason = match err {
+        ignore::Error::Loop { ancestor, child } => {
+            file = child.display().to_string();
+            format!(
+                "symbolic link loop: leads back to `{}`; not followed",
+                ancestor.display()
+            )
+        }
+        ignore::Error::Io(io) if io.kind() == std::io::ErrorKind::NotFound => {
+            "symbolic link to a path that does not exist".to_string()
+        }
+        other => format!("cannot be read: {other}"),
+    };
+    Skipped::file(file, SkipKind::Unchecked, reason)
+}
+
+/// Reads standard input (at most `max_bytes`) as an input named `name`.
+fn read_stdin(name: Option<&str>, max_bytes: u64) -> anyhow::Result<Input> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| anyhow::anyhow!("cannot read standard input: {e}"))?;
+    if bytes.len() as u64 > max_bytes {
+        anyhow::bail!(
+            "standard input is over the {} limit for one input; raise it with `--max-file-mib` or split the input",
+            computeguard_engine::human_bytes(usize::try_from(max_bytes).unwrap_or(usize::MAX))
+        );
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("standard input is not valid UTF-8"))?;
+    let name = name.unwrap_or(STDIN_NAME).to_string();
+    Ok(Input {
+        path: PathBuf::from(&name),
+        name,
+        text: Some(text),
+    })
+}
+
+/// How an input is decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Syntax {
+    Yaml,
+    Json,
+    Bicep,
+    Terraform(terraform::Kind),
+}
+
+impl Syntax {
+    /// By the name's extension; `None` if the name says nothing computeguard reads.
+    fn of(path: &Path) -> Option<Syntax> {
+        if let Some(kind) = terraform::kind(path) {
+            return Some(Syntax::Terraform(kind));
+        }
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "json" => Some(Syntax::Json),
+            "bicep" => Some(Syntax::Bicep),
+            "yaml" | "yml" => Some(Syntax::Yaml),
+            _ => None,
+        }
+    }
+
+    /// Standard input without a telling name: JSON if the text starts with `{` or `[`,
+    /// else YAML.
+    fn sniff(text: &str) -> Syntax {
+        match text
+            .trim_start_matches('\u{feff}')
+            .trim_start()
+            .chars()
+            .next()
+        {
+            Some('{' | '[') => Syntax::Json,
+            _ => Syntax::Yaml,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Syntax::Yaml => "YAML",
+            Syntax::Json | Syntax::Terraform(terraform::Kind::Json) => "JSON",
+            Syntax::Bicep => "Bicep",
+            Syntax::Terraform(_) => "HCL",
+        }
+    }
 }
 
 fn supported(p: &Path) -> bool {
     p.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| SUPPORTED.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+/// The deepest nesting of arrays and objects a policy reads: the policy runtime parses the
+/// document with `serde_json`, whose recursion limit (128) refuses the 128th nested level
+/// (measured: 127 levels are read, 128 fail with "recursion limit exceeded"). A deeper
+/// document would reach the policy as "not valid JSON" located in the re-encoded JSON text,
+/// not the file; it is refused before evaluation, at the line of the first level too deep.
+pub const MAX_POLICY_DEPTH: usize = 127;
+
+/// The pointer of the first node nested deeper than `limit` levels, if any. Recursion is
+/// bounded by `limit`.
+fn too_deep(value: &serde_json::Value, level: usize, limit: usize) -> Option<String> {
+    let children: Vec<(String, &serde_json::Value)> = match value {
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i.to_string(), v))
+            .collect(),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| (computeguard_decode::escape_key(k).into_owned(), v))
+            .collect(),
+        _ => return None,
+    };
+    if level > limit {
+        return Some(String::new());
+    }
+    children.into_iter().find_map(|(key, child)| {
+        too_deep(child, level + 1, limit).map(|rest| format!("/{key}{rest}"))
+    })
 }
 
 /// What one file contributed.
@@ -88,110 +370,126 @@ struct FileResult {
     documents: usize,
     resources: usize,
     suppressed: Vec<Finding>,
-    skipped: Option<String>,
+    skipped: Option<(SkipKind, String)>,
     /// Documents of a multi-document file that declare no compute: `(file:line, why)`.
     skipped_documents: Vec<(String, String)>,
+    /// Documents that were not evaluated (not a mapping).
+    unchecked_documents: Vec<Skipped>,
 }
 
 impl Scan<'_> {
-    pub fn run(&self, files: &[PathBuf], mut report: Report) -> Report {
-        let progress = crate::progress::Progress::new(files.len());
-        let results: Vec<FileResult> = files
+    pub fn run(&self, inputs: &[Input], mut report: Report) -> Report {
+        let progress = crate::progress::Progress::new(inputs.len());
+        let results: Vec<FileResult> = inputs
             .par_iter()
             .map(|f| {
                 let r = self.file(f);
-                progress.tick(&f.display().to_string());
+                progress.tick(&f.name);
                 r
             })
             .collect();
         progress.finish();
-        report.summary.files = files.len();
+        report.summary.files = inputs.len();
         report.summary.as_of = self.as_of.clone();
-        for (path, r) in files.iter().zip(results) {
+        for (input, r) in inputs.iter().zip(results) {
             report.findings.extend(r.findings);
             report.errors.extend(r.errors);
             report.summary.documents += r.documents;
             report.summary.resources += r.resources;
             report.suppressed.extend(r.suppressed);
-            if let Some(why) = r.skipped {
-                report.skipped.push((path.display().to_string(), why));
+            if let Some((kind, why)) = r.skipped {
+                report
+                    .skipped
+                    .push(Skipped::file(input.name.clone(), kind, why));
             } else {
                 report.skipped_documents.extend(r.skipped_documents);
-                report.checked.push(path.display().to_string());
+                report.skipped.extend(r.unchecked_documents);
+                report.checked.push(input.name.clone());
             }
         }
         report.finish();
         report
     }
 
-    fn file(&self, path: &Path) -> FileResult {
-        let name = path.display().to_string();
+    /// Reads a file: at most `max_file_bytes`, valid UTF-8.
+    fn read(&self, input: &Input) -> Result<String, String> {
+        use std::io::Read;
+        if let Some(text) = &input.text {
+            return Ok(text.clone());
+        }
+        let limit = self.max_file_bytes;
+        let too_large = |size: u64| {
+            format!(
+                "file is {}, over the {} limit for one input; raise it with `--max-file-mib` or split the file",
+                computeguard_engine::human_bytes(usize::try_from(size).unwrap_or(usize::MAX)),
+                computeguard_engine::human_bytes(usize::try_from(limit).unwrap_or(usize::MAX))
+            )
+        };
+        let file =
+            std::fs::File::open(&input.path).map_err(|e| format!("cannot read file: {e}"))?;
+        if let Ok(meta) = file.metadata()
+            && meta.len() > limit
+        {
+            return Err(too_large(meta.len()));
+        }
+        let mut bytes = Vec::new();
+        file.take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read file: {e}"))?;
+        if bytes.len() as u64 > limit {
+            return Err(too_large(bytes.len() as u64));
+        }
+        String::from_utf8(bytes).map_err(|_| "file is not valid UTF-8".to_string())
+    }
+
+    fn file(&self, input: &Input) -> FileResult {
+        let name = input.name.clone();
+        let path = input.path.as_path();
         let mut out = FileResult::default();
-        let text = match std::fs::read(path) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(t) => t,
-                Err(_) => {
-                    out.errors.push(FileError {
-                        file: name,
-                        line: 0,
-                        message: "file is not valid UTF-8".into(),
-                    });
-                    return out;
-                }
-            },
-            Err(e) => {
+        let text = match self.read(input) {
+            Ok(t) => t,
+            Err(message) => {
                 out.errors.push(FileError {
                     file: name,
                     line: 0,
-                    message: format!("cannot read file: {e}"),
+                    message,
                 });
                 return out;
             }
         };
-        let is_json = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        let terraform_kind = terraform::kind(path);
-        if terraform_kind == Some(terraform::Kind::Vars) {
-            out.skipped = Some(
+        let syntax = Syntax::of(path).unwrap_or_else(|| Syntax::sniff(&text));
+        if syntax == Syntax::Terraform(terraform::Kind::Vars) {
+            out.skipped = Some((
+                SkipKind::Variables,
                 "Terraform variable values: applied when the .tf files beside them are checked"
                     .into(),
-            );
+            ));
             return out;
         }
-        let is_bicep = is_bicep(path);
-        let decoded = if let Some(kind) = terraform_kind {
-            terraform::decode(path, &text, kind).map(|d| vec![d])
-        } else if is_bicep {
-            decode_bicep(&text).map(|d| vec![d])
-        } else if is_json {
-            decode_json(&text).map(|d| vec![d])
-        } else {
-            decode_yaml(&text)
+        let decoded = match syntax {
+            Syntax::Terraform(kind) => terraform::decode(path, &text, kind).map(|d| vec![d]),
+            Syntax::Bicep => decode_bicep(&text).map(|d| vec![d]),
+            Syntax::Json => decode_json(&text).map(|d| vec![d]),
+            Syntax::Yaml => decode_yaml(&text),
         };
         let docs = match decoded {
             Ok(d) => d,
-            Err(e) if !is_json && terraform_kind.is_none() && text.contains("{{") => {
-                out.skipped = Some(format!(
-                    "template (Helm/Go) that is not YAML until rendered: {e}"
+            Err(e) if syntax == Syntax::Yaml && text.contains("{{") => {
+                out.skipped = Some((
+                    SkipKind::Unchecked,
+                    format!(
+                        "template (Helm/Go) that is not YAML until rendered: {e}; render it first (`helm template ... | computeguard check -`)"
+                    ),
                 ));
                 return out;
             }
             Err(e) => {
-                let what = if is_bicep {
-                    "Bicep"
-                } else if terraform_kind == Some(terraform::Kind::Hcl) {
-                    "HCL"
-                } else if is_json {
-                    "JSON"
-                } else {
-                    "YAML"
-                };
                 out.errors.push(FileError {
                     file: name,
                     line: e.line,
                     message: format!(
-                        "invalid {what} at line {}, column {}: {}",
+                        "invalid {} at line {}, column {}: {}",
+                        syntax.name(),
                         e.line,
                         e.column,
                         e.message
@@ -206,20 +504,41 @@ impl Scan<'_> {
             }
         };
         let lines: Vec<&str> = text.lines().collect();
-        let directives = Directives::parse(path, &text);
+        // Comments follow the syntax, also when it was recognised from the content.
+        let directives = match (Syntax::of(path), syntax) {
+            (None, Syntax::Yaml) => Directives::parse(Path::new("input.yaml"), &text),
+            _ => Directives::parse(path, &text),
+        };
         for doc in &docs {
-            self.document(path, &name, &lines, &directives, doc, &mut out);
+            self.document(path, syntax, &name, &lines, &directives, doc, &mut out);
         }
         self.incomplete_suppressions(&name, &directives, &mut out);
         if out.resources == 0 && out.errors.is_empty() {
-            out.skipped = Some("no compute resources recognised".into());
+            out.skipped = Some(if out.unchecked_documents.is_empty() {
+                (
+                    SkipKind::NoResources,
+                    "no compute resources recognised".into(),
+                )
+            } else {
+                let reasons: Vec<String> = out
+                    .unchecked_documents
+                    .iter()
+                    .map(|d| d.reason.clone())
+                    .collect();
+                (SkipKind::Unchecked, reasons.join("; "))
+            });
         }
         out
     }
 
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one document's context; a struct would only rename the arguments"
+    )]
     fn document(
         &self,
         path: &Path,
+        syntax: Syntax,
         name: &str,
         lines: &[&str],
         directives: &Directives,
@@ -227,28 +546,57 @@ impl Scan<'_> {
         out: &mut FileResult,
     ) {
         out.documents += 1;
-        if !doc.value.is_object() {
+        let start = doc.positions.locate("").map_or(1, |s| s.line.max(1));
+        let what = match &doc.value {
+            serde_json::Value::Object(_) => None,
+            serde_json::Value::Array(_) => Some("a sequence"),
+            serde_json::Value::String(_) => Some("a string"),
+            serde_json::Value::Number(_) => Some("a number"),
+            serde_json::Value::Bool(_) => Some("a boolean"),
+            serde_json::Value::Null => Some("null"),
+        };
+        if let Some(what) = what {
+            out.unchecked_documents.push(Skipped {
+                file: name.to_string(),
+                line: Some(start),
+                kind: SkipKind::Unchecked,
+                reason: format!(
+                    "document {} is {what}, not a mapping: computeguard checks mappings (Kubernetes objects, Azure ML, ARM and Terraform files)",
+                    doc.index + 1
+                ),
+            });
+            return;
+        }
+        if let Some(pointer) = too_deep(&doc.value, 1, MAX_POLICY_DEPTH) {
+            let span = doc.positions.locate(&pointer);
+            out.errors.push(FileError {
+                file: name.to_string(),
+                line: span.map_or(start, |s| s.line),
+                message: format!(
+                    "nesting too deep at `{pointer}`: expected at most {MAX_POLICY_DEPTH} levels of sequences and mappings, the most a policy reads; the document was not checked"
+                ),
+            });
             return;
         }
         let json = doc.value.to_string();
         let mut recognised = 0;
         for loaded in self.policies {
             let mut request = Request::new(json.clone(), self.as_of.clone());
-            if terraform::kind(path).is_some() {
-                request.source_kind = computeguard_engine::SourceKind::Terraform;
-            }
-            if is_bicep(path) {
-                request.source_kind = computeguard_engine::SourceKind::Bicep;
+            match syntax {
+                Syntax::Terraform(_) => {
+                    request.source_kind = computeguard_engine::SourceKind::Terraform;
+                }
+                Syntax::Bicep => request.source_kind = computeguard_engine::SourceKind::Bicep,
+                Syntax::Yaml | Syntax::Json => {}
             }
             request.settings.clone_from(&loaded.settings_text);
             let response = match loaded.policy.evaluate(&request) {
                 Ok(r) => r,
                 Err(e) => {
-                    let line = doc.positions.locate("").map_or(0, |s| s.line);
                     out.errors.push(FileError {
                         file: name.to_string(),
-                        line,
-                        message: e.to_string(),
+                        line: start,
+                        message: self.eval_message(&e),
                     });
                     continue;
                 }
@@ -303,7 +651,7 @@ impl Scan<'_> {
         }
         out.resources += recognised;
         if recognised == 0 {
-            let line = doc.positions.locate("").map_or(1, |s| s.line.max(1));
+            let line = start;
             let kind = doc
                 .value
                 .get("kind")
@@ -321,6 +669,22 @@ impl Scan<'_> {
 }
 
 impl Scan<'_> {
+    /// The message of a failed evaluation. Running out of sandbox memory names the CLI's
+    /// own way to raise the limit.
+    fn eval_message(&self, e: &computeguard_engine::EvalError) -> String {
+        match e {
+            computeguard_engine::EvalError::MemoryLimit {
+                policy,
+                limit,
+                document,
+            } => format!(
+                "policy `{policy}` ran out of its {} sandbox memory{document}; raise the memory limit with `--memory-limit-mib` or split the input",
+                computeguard_engine::human_bytes(*limit)
+            ),
+            other => other.to_string(),
+        }
+    }
+
     /// A `suppression-missing-reason` warning for every `computeguard:ignore` comment
     /// that names no rule or gives no reason (such a comment suppresses nothing).
     fn incomplete_suppressions(&self, name: &str, directives: &Directives, out: &mut FileResult) {

@@ -43,7 +43,9 @@
 //!
 //! - [`decode_yaml`] parses a whole YAML stream (one [`Document`] per non-empty `---` section)
 //!   with the YAML 1.2 core schema: only `true`/`false` are booleans (`yes` and `on` stay
-//!   strings) and `0777` is the decimal 777. Anchors, aliases and `<<` merge keys are
+//!   strings) and `0777` is the decimal 777. A plain numeral out of range (`1e309`) is an
+//!   error, as it is in JSON, rather than a string that a policy would read as "not set";
+//!   `.inf` and `.nan` stay strings. Anchors, aliases and `<<` merge keys are
 //!   expanded; duplicate keys and non-scalar keys are errors. Cost: linear in the text plus
 //!   the size of what aliases copy, which is capped (see [Limits](#limits)).
 //! - [`decode_json`] returns exactly the value `serde_json` parses, plus positions from a linear

@@ -7,7 +7,7 @@ use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Tag};
 use serde_json::{Map, Value};
 
 use crate::positions::Positions;
-use crate::scalar::resolve_plain;
+use crate::scalar::{NotFinite, resolve_plain};
 use crate::text::{ByteOffsets, to_u32};
 use crate::{DecodeError, Document, MAX_ALIAS_BYTES, MAX_DEPTH, MAX_NODES, Span};
 
@@ -23,7 +23,8 @@ use crate::{DecodeError, Document, MAX_ALIAS_BYTES, MAX_DEPTH, MAX_NODES, Span};
 /// # Errors
 ///
 /// Syntax errors (`invalid yaml: ...`), duplicate keys, keys that are sequences or mappings,
-/// malformed merges, and documents over [`MAX_DEPTH`], [`MAX_NODES`] or [`MAX_ALIAS_BYTES`].
+/// malformed merges, plain scalars that are numbers out of range (`1e309`: `number out of
+/// range: ...`), and documents over [`MAX_DEPTH`], [`MAX_NODES`] or [`MAX_ALIAS_BYTES`].
 pub fn decode_yaml(text: &str) -> Result<Vec<Document>, DecodeError> {
     let offsets = ByteOffsets::new(text);
     let mut builder = Builder::new(&offsets);
@@ -297,9 +298,11 @@ impl<'t> Builder<'t> {
         let value = match (style, tag.as_deref()) {
             (ScalarStyle::Plain, None) => resolve_plain(&text),
             (ScalarStyle::Plain, Some(tag)) if !forces_string(tag) => resolve_plain(&text),
-            _ => Value::String(text.to_string()),
+            _ => Ok(Value::String(text.to_string())),
         };
         if self.expects_key() {
+            // A key is its text (`1e309: x` is the key "1e309").
+            let value = value.unwrap_or_else(|_| Value::String(text.to_string()));
             let merge = style == ScalarStyle::Plain && tag.is_none() && text == "<<";
             if anchor != 0 {
                 let cost = Cost::scalar(&value);
@@ -307,6 +310,7 @@ impl<'t> Builder<'t> {
             }
             return self.key(text.into_owned(), merge, at);
         }
+        let value = value.map_err(|_| DecodeError::at(at, NotFinite::MESSAGE))?;
         self.budget.produce(at)?;
         self.record(at);
         let cost = Cost::scalar(&value);

@@ -8,8 +8,12 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
-    /// Files or directories to check (default: the current directory).
+    /// Files or directories to check (default: the current directory); `-` reads standard input.
     pub paths: Vec<PathBuf>,
+    /// The name of standard input (`-`) in findings, and for its format by extension
+    /// (default `<stdin>`, format from the content: JSON if it starts with `{` or `[`, else YAML).
+    #[arg(long, value_name = "NAME")]
+    pub stdin_filename: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -25,7 +29,7 @@ pub struct CheckArgs {
     /// Evaluation date, YYYY-MM-DD (default: config `asOf`, else today in UTC).
     #[arg(long, value_parser = parse_date)]
     pub as_of: Option<String>,
-    /// List skipped files.
+    /// List every skipped file (what could not be checked is always listed).
     #[arg(long, short)]
     pub verbose: bool,
     /// Also list suppressed findings (inline comments, `ignore:`, baseline), marked as such.
@@ -37,6 +41,16 @@ pub struct CheckArgs {
     /// Write the current findings to this baseline file (and exit 0 unless a file could not be checked).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// Exit 2 when something could not be checked and was skipped (an unrendered template,
+    /// a document that is not a mapping, a link loop, ...): CI with no blind spots.
+    #[arg(long)]
+    pub fail_on_skipped: bool,
+    /// Memory of each policy's sandbox, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = crate::DEFAULT_MEMORY_LIMIT_MIB, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub memory_limit_mib: u32,
+    /// Largest file (or standard input) read, in MiB; larger ones are errors, not read.
+    #[arg(long, value_name = "MIB", default_value_t = scan::DEFAULT_MAX_FILE_MIB, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_file_mib: u32,
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
@@ -52,13 +66,17 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         args.paths.clone()
     };
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
-    let (files, skipped) = scan::collect(&paths)?;
-    let engine = crate::engine()?;
+    let max_file_bytes = u64::from(args.max_file_mib) << 20;
+    let (files, skipped) = scan::collect(&paths, args.stdin_filename.as_deref(), max_file_bytes)?;
+    let engine = crate::engine_with(crate::EngineLimits {
+        memory_limit_mib: args.memory_limit_mib,
+    })?;
     let loaded = policies::load_all(&engine, &config, &args.policies)?;
     let scan = scan::Scan {
         policies: &loaded,
         config: &config,
         as_of,
+        max_file_bytes,
     };
     let rules = loaded
         .iter()
@@ -113,6 +131,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         anyhow::bail!(
             "{} file(s) could not be checked (see above)",
             report.summary.failed_files
+        );
+    }
+    if args.fail_on_skipped && report.summary.unchecked > 0 {
+        // A blind spot is input that was not checked, like an invalid file: exit 2.
+        anyhow::bail!(
+            "{} skipped file(s) or document(s) were not checked, and `--fail-on-skipped` is set",
+            report.summary.unchecked
         );
     }
     Ok(

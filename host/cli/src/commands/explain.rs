@@ -22,21 +22,23 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<Outcome> {
     for l in &loaded {
         let info = l.policy.info();
         if let Some(r) = info.rules.iter().find(|r| r.id == args.rule) {
+            // Policy text, escaped: a policy is untrusted and a terminal obeys escapes.
+            let c = crate::report::clean;
             println!(
                 "{} ({}, policy {} {})",
-                r.id,
+                c(&r.id),
                 r.severity.as_str(),
-                info.name,
-                info.version
+                c(&info.name),
+                c(&info.version)
             );
             println!();
-            println!("{}", r.description);
+            println!("{}", c(&r.description));
             if !r.targets.is_empty() {
-                println!("\nApplies to: {}", r.targets.join(", "));
+                println!("\nApplies to: {}", c(&r.targets.join(", ")));
             }
-            println!("\nWhy: {}", r.rationale);
-            println!("\nFix: {}", r.remediation);
-            println!("\nMore: docs/rules/{}.md", r.id);
+            println!("\nWhy: {}", c(&r.rationale));
+            println!("\nFix: {}", c(&r.remediation));
+            println!("\nMore: docs/rules/{}.md", c(&r.id));
             return Ok(Outcome::Clean);
         }
     }

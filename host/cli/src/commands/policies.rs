@@ -47,11 +47,11 @@ pub fn run(args: PoliciesArgs) -> anyhow::Result<Outcome> {
         let n = info.rules.len();
         println!(
             "{} {}  {n} rule{}  {}  ({})",
-            info.name,
-            info.version,
+            crate::report::clean(&info.name),
+            crate::report::clean(&info.version),
             if n == 1 { "" } else { "s" },
             l.policy.digest(),
-            l.policy.origin()
+            crate::report::clean(l.policy.origin())
         );
     }
     Ok(Outcome::Clean)

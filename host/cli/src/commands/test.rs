@@ -72,12 +72,13 @@ pub fn run(args: TestArgs) -> anyhow::Result<Outcome> {
             let failure = run_case(&policy, pack, t).err().map(|e| format!("{e:#}"));
             if text {
                 match &failure {
-                    None => println!("test {} ... ok", t.name),
+                    None => println!("test {} ... ok", crate::report::clean(&t.name)),
                     Some(e) => println!(
-                        "test {} ... FAILED\n  --> {}:{}\n  {e}",
-                        t.name,
+                        "test {} ... FAILED\n  --> {}:{}\n  {}",
+                        crate::report::clean(&t.name),
                         pack.display(),
-                        t.line
+                        t.line,
+                        crate::report::clean_lines(e)
                     ),
                 }
             }

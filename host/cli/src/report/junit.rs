@@ -1,10 +1,11 @@
 //! JUnit XML for CI test reports: one `<testsuite>` per checked file, one
 //! `<testcase>` per finding. Findings at or above `--fail-on` are `<failure>`s,
 //! findings below it pass (their message in `<system-out>`), suppressed findings
-//! are `<skipped>`, files that could not be checked are `<error>`s, and a clean
+//! are `<skipped>`, files that could not be checked are `<error>`s, a skipped file
+//! (or unchecked document) is a `<skipped>` case with the reason, and a clean
 //! file is one passing case, so the report counts every file checked.
 
-use super::{Finding, RenderOptions, Report};
+use super::{Finding, RenderOptions, Report, SkipKind};
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -31,6 +32,7 @@ pub fn xml_escape(s: &str) -> String {
 struct Suite<'a> {
     findings: Vec<&'a Finding>,
     errors: Vec<&'a super::FileError>,
+    skipped: Vec<&'a super::Skipped>,
 }
 
 fn case_name(f: &Finding) -> String {
@@ -52,6 +54,9 @@ pub fn render(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> std
     }
     for e in &report.errors {
         suites.entry(e.file.as_str()).or_default().errors.push(e);
+    }
+    for s in &report.skipped {
+        suites.entry(s.file.as_str()).or_default().skipped.push(s);
     }
     let mut body = String::new();
     let (mut tests, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
@@ -106,6 +111,26 @@ pub fn render(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> std
                 e.line,
                 xml_escape(&e.message),
                 xml_escape(&format!("{}:{}: {}", e.file, e.line, e.message))
+            ));
+        }
+        for s in &suite.skipped {
+            t += 1;
+            sk += 1;
+            let name = match s.line {
+                Some(line) => format!("document at line {line} skipped"),
+                None => "file skipped".to_string(),
+            };
+            let kind = match s.kind {
+                SkipKind::Unchecked => "not checked",
+                SkipKind::NoResources => "no compute resources",
+                SkipKind::Variables => "variables",
+                SkipKind::OtherFile => "not an input",
+            };
+            cases.push_str(&format!(
+                "    <testcase classname=\"{file_x}\" name=\"{}\" file=\"{file_x}\" line=\"{}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                xml_escape(&name),
+                s.line.unwrap_or(0),
+                xml_escape(&format!("{kind}: {}", s.reason))
             ));
         }
         if t == 0 {

@@ -2,9 +2,10 @@
 //! describes every loaded rule (help text and a help URI into `docs/rules/`), and
 //! one result per finding with a relative, forward-slash artifact URI and a start
 //! line. Suppressed findings (with `--show-suppressed`) carry `suppressions[]`, so
-//! code scanning shows them as dismissed instead of open.
+//! code scanning shows them as dismissed instead of open. Files that could not be
+//! checked and skipped files are `invocations[0].toolExecutionNotifications`.
 
-use super::{Finding, RenderOptions, Report, RuleDoc, Severity, SuppressionKind};
+use super::{Finding, RenderOptions, Report, RuleDoc, Severity, SkipKind, SuppressionKind};
 use crate::baseline::{fingerprint, normalize_path};
 use serde_json::{Value, json};
 
@@ -117,7 +118,7 @@ pub fn log(report: &Report, opts: &RenderOptions) -> Value {
         .into_iter()
         .map(|f| result(f, &rules))
         .collect();
-    let notifications: Vec<Value> = report
+    let mut notifications: Vec<Value> = report
         .errors
         .iter()
         .map(|e| {
@@ -128,6 +129,21 @@ pub fn log(report: &Report, opts: &RenderOptions) -> Value {
             })
         })
         .collect();
+    // Every skipped file (and unchecked document): `warning` for what could not be judged,
+    // `note` for what was read and held nothing to check or is not computeguard's input.
+    notifications.extend(report.skipped.iter().map(|s| {
+        let level = if s.kind == SkipKind::Unchecked {
+            "warning"
+        } else {
+            "note"
+        };
+        json!({
+            "level": level,
+            "message": {"text": format!("skipped: {}", s.reason)},
+            "locations": [location(&s.file, s.line.unwrap_or(0), 0)],
+            "properties": {"kind": s.kind},
+        })
+    }));
     json!({
         "$schema": SCHEMA,
         "version": "2.1.0",
