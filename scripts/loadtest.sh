@@ -21,25 +21,9 @@ CONNS=${3:-8}
 WORK=$(mktemp -d)
 trap 'kill "${SERVER:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-if [ -z "${COMPUTEGUARD_BIN:-}" ] || [ -z "${LOADGEN_BIN:-}" ]; then
-  rustup target add wasm32-wasip2 >/dev/null
-  cargo build --release -p computeguard
-  cargo build --release -p computeguard-server --example loadgen
-fi
-BIN=${COMPUTEGUARD_BIN:-target/release/computeguard}
-LOADGEN=${LOADGEN_BIN:-target/release/examples/loadgen}
-"$LOADGEN" certs "$WORK" >/dev/null
-# asOf pinned so results are reproducible; everything else is the default config.
-printf 'asOf: 2026-11-22\n' > "$WORK/computeguard.yaml"
-COMPUTEGUARD_CACHE_DIR="${LOADTEST_CACHE:-$WORK/cache}" "$BIN" serve --addr 127.0.0.1:18443 \
-  --tls-cert "$WORK/tls.crt" --tls-key "$WORK/tls.key" --config "$WORK/computeguard.yaml" \
-  2> "$WORK/server.log" &
-SERVER=$!
-for _ in $(seq 1 600); do
-  if grep -q "webhook serving" "$WORK/server.log"; then break; fi
-  sleep 0.1
-done
-grep -q "webhook serving" "$WORK/server.log" || { cat "$WORK/server.log"; exit 1; }
+. scripts/serve-lib.sh
+prepare_binaries
+start_server 18443
 # Warm-up (connections, caches), then the measured run.
 "$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate 500 --seconds 2 --connections "$CONNS" >/dev/null
 cpu() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }   # utime + stime, clock ticks

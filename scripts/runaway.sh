@@ -13,22 +13,12 @@ TIMEOUT_MS=${1:-2000}
 WORK=$(mktemp -d)
 trap 'kill "${SERVER:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-rustup target add wasm32-wasip2 >/dev/null
-cargo build --release -p computeguard
-cargo build --release -p computeguard-server --example loadgen
+. scripts/serve-lib.sh
+prepare_binaries
 cargo build -p hostile-policy --target wasm32-wasip2 --profile guest --target-dir target/guest
 HOSTILE=target/guest/wasm32-wasip2/guest/hostile_policy.wasm
-target/release/examples/loadgen certs "$WORK" >/dev/null
 printf 'asOf: 2026-11-22\nwebhook:\n  limits:\n    evaluationTimeoutMs: %s\n' "$TIMEOUT_MS" > "$WORK/computeguard.yaml"
-COMPUTEGUARD_CACHE_DIR="$WORK/cache" taskset -c 0 target/release/computeguard serve \
-  --addr 127.0.0.1:18445 --tls-cert "$WORK/tls.crt" --tls-key "$WORK/tls.key" \
-  --config "$WORK/computeguard.yaml" --policy "$HOSTILE" 2> "$WORK/server.log" &
-SERVER=$!
-for _ in $(seq 1 600); do
-  if grep -q "webhook serving" "$WORK/server.log"; then break; fi
-  sleep 0.1
-done
-grep -q "webhook serving" "$WORK/server.log" || { cat "$WORK/server.log"; exit 1; }
+start_server 18445 taskset -c 0 -- --policy "$HOSTILE"
 review() {
   printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"%s","kind":{"group":"","version":"v1","kind":"Pod"},"namespace":"ml","name":"p","operation":"CREATE","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ml","annotations":{"hostile.computeguard.io/act":"spin"}},"spec":{"nodeSelector":{"node.kubernetes.io/instance-type":"Standard_NC24ads_A100_v4"},"tolerations":[{"key":"sku","operator":"Exists"}],"containers":[{"name":"c","image":"nvcr.io/nvidia/pytorch:24.05-py3","resources":{"limits":{"nvidia.com/gpu":1}}}]}}}}' "$1"
 }

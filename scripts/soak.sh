@@ -16,22 +16,10 @@ SECONDS_=$(( REQUESTS / RATE ))
 WORK=$(mktemp -d)
 trap 'kill "${SERVER:-}" "${HUP:-}" "${RSS:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-rustup target add wasm32-wasip2 >/dev/null
-cargo build --release -p computeguard
-cargo build --release -p computeguard-server --example loadgen
-BIN=target/release/computeguard
-LOADGEN=target/release/examples/loadgen
-"$LOADGEN" certs "$WORK" >/dev/null
-printf 'asOf: 2026-11-22\n' > "$WORK/computeguard.yaml"
-COMPUTEGUARD_CACHE_DIR="$WORK/cache" "$BIN" serve --addr 127.0.0.1:18444 \
-  --tls-cert "$WORK/tls.crt" --tls-key "$WORK/tls.key" --config "$WORK/computeguard.yaml" \
-  2> "$WORK/server.log" &
-SERVER=$!
-for _ in $(seq 1 600); do
-  if grep -q "webhook serving" "$WORK/server.log"; then break; fi
-  sleep 0.1
-done
-grep -q "webhook serving" "$WORK/server.log" || { cat "$WORK/server.log"; exit 1; }
+. scripts/serve-lib.sh
+LOADTEST_CACHE="$WORK/cache"
+prepare_binaries
+start_server 18444
 rss() { awk '/VmRSS/ {print $2}' "/proc/$SERVER/status"; }
 echo "RSS at start: $(rss) kB"
 ( while sleep 5; do kill -HUP "$SERVER"; done ) &
