@@ -492,16 +492,6 @@ fn count(state: &State, endpoint: &'static str, verdict: &'static str) {
         .inc();
 }
 
-/// What an evaluation thread hands back for one request.
-struct Evaluated {
-    uid: String,
-    kind: String,
-    namespace: Option<String>,
-    name: Option<String>,
-    operation: admission::Operation,
-    decision: Decision,
-}
-
 async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static str) -> Response {
     let started = Instant::now();
     let set = state.set.load_full();
@@ -530,53 +520,61 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
     } else {
         Mode::Validate
     };
-    // The whole request, queueing included, must be answered within the evaluation
-    // timeout: every policy is stopped at this instant, and a request still waiting
-    // for a thread then is answered per the failure mode.
-    let deadline = started + set.webhook.limits.evaluation_timeout;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let job = {
-        let set = set.clone();
-        let body = body.clone();
-        move || {
-            if Instant::now() >= deadline {
-                return; // already answered as timed out
-            }
-            let out = admission::parse(&body).map(|review| Evaluated {
-                decision: review::decide(&set, &review, mode, deadline),
-                uid: review.uid,
-                kind: review.kind.kind,
-                namespace: review.namespace,
-                name: review.name,
-                operation: review.operation,
-            });
-            let _ = tx.send(out);
-        }
-    };
-    if state.pool.try_submit(job).is_err() {
-        return unevaluated(state, &set, &body, endpoint, mode, Unevaluated::Overloaded);
-    }
-    // A little grace past the deadline for the evaluation thread to hand its answer over.
-    let grace = Duration::from_millis(100);
-    let evaluated = match tokio::time::timeout_at((deadline + grace).into(), rx).await {
-        Ok(Ok(Ok(e))) => e,
-        Ok(Ok(Err(e))) => {
+    let review = match admission::parse(&body) {
+        Ok(r) => r,
+        Err(e) => {
             count(state, endpoint, "bad_request");
             warn!(endpoint, error = %e, "malformed admission request");
             return problem(StatusCode::BAD_REQUEST, &e.to_string());
         }
-        Ok(Err(_)) | Err(_) => {
-            return unevaluated(state, &set, &body, endpoint, mode, Unevaluated::TimedOut);
+    };
+    // The native pre-check (exclusions, decoding, "does it declare compute?") runs
+    // here; only requests that need the policies go to an evaluation thread.
+    let decision = match review::prepare(&set, &review, mode) {
+        review::Precheck::Decided(decision) => decision,
+        review::Precheck::Evaluate(prepared) => {
+            // The whole request, queueing included, must be answered within the
+            // evaluation timeout: every policy is stopped at this instant, and a request
+            // still waiting for a thread then is answered per the failure mode.
+            let deadline = started + set.webhook.limits.evaluation_timeout;
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let job = {
+                let set = set.clone();
+                move || {
+                    if Instant::now() >= deadline {
+                        return; // already answered as timed out
+                    }
+                    let _ = tx.send(review::evaluate(&set, prepared, mode, deadline));
+                }
+            };
+            if state.pool.try_submit(job).is_err() {
+                return unevaluated(
+                    state,
+                    &set,
+                    &review.uid,
+                    endpoint,
+                    mode,
+                    Unevaluated::Overloaded,
+                );
+            }
+            // A little grace past the deadline for the thread to hand its answer over.
+            let grace = Duration::from_millis(100);
+            match tokio::time::timeout_at((deadline + grace).into(), rx).await {
+                Ok(Ok(decision)) => decision,
+                Ok(Err(_)) | Err(_) => {
+                    return unevaluated(
+                        state,
+                        &set,
+                        &review.uid,
+                        endpoint,
+                        mode,
+                        Unevaluated::TimedOut,
+                    );
+                }
+            }
         }
     };
-    let Evaluated {
-        uid,
-        kind,
-        namespace,
-        name,
-        operation,
-        decision,
-    } = evaluated;
+    let uid = &review.uid;
     let verdict = decision.verdict.as_str();
     count(state, endpoint, verdict);
     for f in &decision.findings {
@@ -609,17 +607,17 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
     info!(
         %uid,
         endpoint,
-        %kind,
-        namespace = namespace.as_deref().unwrap_or(""),
-        name = name.as_deref().unwrap_or(""),
-        ?operation,
+        kind = %review.kind.kind,
+        namespace = review.namespace.as_deref().unwrap_or(""),
+        name = review.name.as_deref().unwrap_or(""),
+        operation = ?review.operation,
         verdict,
         skipped = decision.skipped.unwrap_or(""),
         findings = decision.findings.len(),
         duration_us = started.elapsed().as_micros() as u64,
         "admission"
     );
-    json_ok(&decision.answer.to_review(&uid))
+    json_ok(&decision.answer.to_review(uid))
 }
 
 /// Why a request got no evaluation.
@@ -631,31 +629,22 @@ enum Unevaluated {
     TimedOut,
 }
 
-/// Answers a request that was not evaluated, per the failure mode (parsing the body
-/// here only for its uid; a malformed one is still a 400).
+/// Answers a request that was not evaluated, per the failure mode.
 fn unevaluated(
     state: &State,
     set: &PolicySet,
-    body: &[u8],
+    uid: &str,
     endpoint: &'static str,
     mode: Mode,
     why: Unevaluated,
 ) -> Response {
-    let review = match admission::parse(body) {
-        Ok(r) => r,
-        Err(e) => {
-            count(state, endpoint, "bad_request");
-            warn!(endpoint, error = %e, "malformed admission request");
-            return problem(StatusCode::BAD_REQUEST, &e.to_string());
-        }
-    };
     let (label, answer) = match why {
         Unevaluated::Overloaded => ("overloaded", overloaded(set, mode)),
         Unevaluated::TimedOut => ("timeout", timed_out(set, mode)),
     };
     count(state, endpoint, label);
-    warn!(uid = %review.uid, endpoint, allowed = answer.allowed, "{label}: answered per failurePolicy");
-    json_ok(&answer.to_review(&review.uid))
+    warn!(%uid, endpoint, allowed = answer.allowed, "{label}: answered per failurePolicy");
+    json_ok(&answer.to_review(uid))
 }
 
 /// Reads a body of at most `limit` bytes; `Ok(None)` when it is larger. An oversize

@@ -178,23 +178,52 @@ pub fn today() -> String {
         .to_string()
 }
 
-/// Decides one admission request. Every policy is stopped at `deadline` (wall clock).
-/// Blocking: call it from an evaluation thread (see [`crate::pool`]), not from an
-/// async task.
+/// An admission request that declares compute: what [`evaluate`] needs, owned, so it
+/// can move to an evaluation thread.
+pub struct Prepared {
+    /// The object as sent (JSON text), handed to every policy.
+    document: String,
+    object: Value,
+    resources: Vec<model::Resource>,
+    operation: computeguard_engine::Operation,
+    /// How messages name the object: `Pod ml/trainer`.
+    subject: String,
+}
+
+/// Decides one admission request: [`prepare`], then [`evaluate`]. Blocking.
 pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode, deadline: Instant) -> Decision {
+    match prepare(set, review, mode) {
+        Precheck::Evaluate(prepared) => evaluate(set, prepared, mode, deadline),
+        Precheck::Decided(decision) => decision,
+    }
+}
+
+/// What the native pre-check found.
+pub enum Precheck {
+    /// Decided without a sandbox: skipped, or undecodable and decided by the failure mode.
+    Decided(Decision),
+    /// Declares compute: the policies must run.
+    Evaluate(Prepared),
+}
+
+/// The native part of a decision, which never starts a sandbox: exclusions, decoding
+/// and the compute check. Cheap enough for the async side: the webhook runs it there,
+/// so only requests that declare compute pay the hand-off to an evaluation thread.
+pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
+    let decided = Precheck::Decided;
     let cfg = &set.webhook;
     let raw = match (review.operation, review.object) {
         (Operation::Create | Operation::Update, Some(raw)) => raw,
-        _ => return Decision::skip("operation without an object to check"),
+        _ => return decided(Decision::skip("operation without an object to check")),
     };
     if let Some(ns) = &review.namespace
         && cfg.exclude_namespaces.iter().any(|n| n == ns)
     {
-        return Decision::skip("excluded namespace");
+        return decided(Decision::skip("excluded namespace"));
     }
     let object = match serde_json::from_str::<Value>(raw.get()) {
         Ok(o) => o,
-        Err(e) => return Decision::undecodable(cfg, review, mode, e.to_string()),
+        Err(e) => return decided(Decision::undecodable(cfg, review, mode, e.to_string())),
     };
     if let Some(Value::Object(labels)) = object.pointer("/metadata/labels")
         && cfg
@@ -202,28 +231,48 @@ pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode, deadline: Instan
             .iter()
             .any(|(k, v)| labels.get(k).and_then(Value::as_str) == Some(v.as_str()))
     {
-        return Decision::skip("excluded label");
+        return decided(Decision::skip("excluded label"));
     }
     // The decoders decide what is compute: anything they do not recognise is admitted
     // without starting a sandbox.
     let resources = model::normalize(&object, Source::Kubernetes);
     if resources.is_empty() {
-        return Decision::skip("no compute declared");
+        return decided(Decision::skip("no compute declared"));
     }
-
-    let as_of = set.as_of.clone().unwrap_or_else(today);
     let operation = match review.operation {
         Operation::Create => computeguard_engine::Operation::Create,
         Operation::Update => computeguard_engine::Operation::Update,
         Operation::Delete => computeguard_engine::Operation::Delete,
         Operation::Connect => computeguard_engine::Operation::Connect,
     };
+    Precheck::Evaluate(Prepared {
+        document: raw.get().to_string(),
+        object,
+        resources,
+        operation,
+        subject: subject(review),
+    })
+}
+
+/// Runs every policy on a prepared request, each stopped at `deadline` (wall clock),
+/// and applies severities, enforcement and failure modes. Blocking: call it from an
+/// evaluation thread (see [`crate::pool`]), not from an async task.
+pub fn evaluate(set: &PolicySet, prepared: Prepared, mode: Mode, deadline: Instant) -> Decision {
+    let cfg = &set.webhook;
+    let Prepared {
+        document,
+        object,
+        resources,
+        operation,
+        subject,
+    } = prepared;
+    let as_of = set.as_of.clone().unwrap_or_else(today);
     let mut findings = Vec::new();
     let mut failures = Vec::new();
     let mut refused_patches = Vec::new();
     for loaded in &set.policies {
         let request = Request {
-            document: raw.get().to_string(),
+            document: document.clone(),
             source_kind: SourceKind::Kubernetes,
             operation,
             settings: loaded.settings.clone(),
@@ -274,7 +323,6 @@ pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode, deadline: Instan
         }
     }
 
-    let subject = subject(review);
     let answer = match mode {
         Mode::Validate => validate_answer(cfg, &subject, &findings, &failures),
         Mode::Mutate => {
