@@ -163,7 +163,8 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
     };
     let info = policy
         .call(|p, store| {
-            p.bindings
+            check_evaluate_type(p, store, &evaluate)?;
+            p.bindings(store)?
                 .computeguard_policy_evaluator()
                 .call_metadata(store)
         })
@@ -260,7 +261,7 @@ impl Policy {
         }
         let text = settings.to_string();
         match self.call(|p, store| {
-            p.bindings
+            p.bindings(store)?
                 .computeguard_policy_evaluator()
                 .call_validate_settings(store, &text)
         }) {
@@ -287,12 +288,7 @@ impl Policy {
         let limits = &self.engine.shared.config.output;
         let policy = || self.info.name.clone();
         self.call_until(deadline, Some(request.document.len()), |p, store| {
-            let func = p
-                .instance
-                .get_typed_func::<(&Request,), (Result<RawResponse, RawError>,)>(
-                    store.as_context_mut(),
-                    &self.evaluate,
-                )?;
+            let func = p.evaluate(store, &self.evaluate)?;
             let (raw,) = output::bounded(limits, || func.call(store.as_context_mut(), (request,)))?;
             Ok(match raw {
                 Ok(raw) => output::check_response(raw, limits, &self.declared).map_err(|refused| {
@@ -393,23 +389,56 @@ impl Policy {
             Ok(i) => i,
             Err(e) => return Err(fail(&store, e)),
         };
-        let policy = match bindings::Policy::new(&mut store, &instance) {
-            Ok(p) => p,
-            Err(e) => return Err(fail(&store, e)),
-        };
-        let handle = Instance {
-            instance,
-            bindings: policy,
-        };
+        let handle = Instance { instance };
         // The store (and instance) is dropped after this call, trapped or not.
         f(&handle, &mut store).map_err(|e| fail(&store, e))
     }
 }
 
-/// A fresh instance: raw (for the lazily lifted `evaluate`) and through the bindings.
+/// A fresh instance. `evaluate` is called through the bounded signature; the other
+/// exports through the generated bindings, built on demand (they cost a few name
+/// lookups and type checks, which the per-document path skips).
 pub(crate) struct Instance {
     instance: wasmtime::component::Instance,
-    bindings: bindings::Policy,
+}
+
+impl Instance {
+    fn bindings(&self, store: &mut Store<Ctx>) -> wasmtime::Result<bindings::Policy> {
+        bindings::Policy::new(store, &self.instance)
+    }
+
+    /// `evaluate` with the bounded result types. Its type was checked against them when
+    /// the policy was loaded ([`check_evaluate_type`]).
+    fn evaluate<'a>(
+        &self,
+        store: &mut Store<Ctx>,
+        index: &ComponentExportIndex,
+    ) -> wasmtime::Result<EvaluateFunc<'a>> {
+        let func = self
+            .instance
+            .get_func(store.as_context_mut(), index)
+            .ok_or_else(|| wasmtime::format_err!("`evaluate` export is missing"))?;
+        // SAFETY: the component is the one whose `evaluate` was type-checked against
+        // `EvaluateFunc`'s signature at load time, and every instance of it has the
+        // same types.
+        #[allow(unsafe_code)]
+        Ok(unsafe { EvaluateFunc::new_unchecked(func) })
+    }
+}
+
+type EvaluateFunc<'a> =
+    wasmtime::component::TypedFunc<(&'a Request,), (Result<RawResponse, RawError>,)>;
+
+/// Checks once, at load, that `evaluate` has the signature the bounded lift expects.
+fn check_evaluate_type(
+    instance: &Instance,
+    store: &mut Store<Ctx>,
+    index: &ComponentExportIndex,
+) -> wasmtime::Result<()> {
+    instance
+        .instance
+        .get_typed_func::<(&Request,), (Result<RawResponse, RawError>,)>(store, index)
+        .map(|_| ())
 }
 
 fn classify(
