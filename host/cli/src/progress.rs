@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 /// How often the line is redrawn at most.
 const REDRAW: Duration = Duration::from_millis(100);
 
-/// Counts finished files and redraws `checked N/M files` at most every [`REDRAW`].
+/// Counts finished files and redraws `checked N/M files` at most every `REDRAW`.
 /// Safe to share between the scan's worker threads.
 pub struct Progress {
     total: usize,

@@ -1,6 +1,6 @@
 //! The readers: one raw document (JSON) in, compute-model [`Resource`]s out.
 //!
-//! One file per source family, each depending only on [`common`] and the model type
+//! One file per source family, each depending only on `common` and the model type
 //! ([`crate::compute`]); this module recognises the family and dispatches:
 //! - [`kubernetes`]: Kubernetes workloads (a table of known kinds plus a generic walk for pod
 //!   specs in any kind), Karpenter `NodeClaim`s, and `List` / `*List` objects item by item;
