@@ -2,11 +2,11 @@
 //!
 //! One file per source family, each depending only on `common` and the model type
 //! ([`crate::compute`]); this module recognises the family and dispatches:
-//! - [`kubernetes`]: Kubernetes workloads (a table of known kinds plus a generic walk for pod
+//! - `kubernetes`: Kubernetes workloads (a table of known kinds plus a generic walk for pod
 //!   specs in any kind), Karpenter `NodeClaim`s, and `List` / `*List` objects item by item;
-//! - [`kaito`]: KAITO `Workspace`, `RAGEngine`, `InferenceSet`, `MultiRoleInference`;
-//! - [`aso`]: Azure Service Operator AKS and Azure ML objects (uses [`arm`]'s body readers);
-//! - [`azureml`]: Azure ML CLI v2 YAML (compute, deployments, jobs, pipeline steps);
+//! - `kaito`: KAITO `Workspace`, `RAGEngine`, `InferenceSet`, `MultiRoleInference`;
+//! - `aso`: Azure Service Operator AKS and Azure ML objects (uses [`arm`]'s body readers);
+//! - `azureml`: Azure ML CLI v2 YAML (compute, deployments, jobs, pipeline steps);
 //! - [`arm`]: ARM templates, ARM REST bodies, REST specification examples, Bicep;
 //! - [`terraform`]: Terraform configurations, plans and states.
 //!
