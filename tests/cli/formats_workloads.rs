@@ -1,6 +1,7 @@
 //! Issue 14: GPUs declared in the shapes real users write are found, on the line that causes
 //! the finding: `kind: List` items, every replica type of a training job, KServe framework
-//! predictors, LeaderWorkerSet / Ray groups, and Azure ML pipeline steps. Each fixture is a
+//! predictors and their transformer / explainer / workerSpec, Knative Services, LeaderWorkerSet /
+//! Ray groups, and Azure ML pipeline steps (sweep among them). Each fixture is a
 //! real public file (tests/fixtures/SOURCES.tsv); an edit, where one was needed to declare a
 //! GPU, is described at the top of the fixture.
 
@@ -52,12 +53,40 @@ fn kubernetes_workload_shapes_are_read_to_the_causing_line() {
                 25,
                 "JobSet pytorch (workers)"
             ),
+            // Knative Service: the serving container of two (the sidecar asks for no GPU).
+            (
+                "gpu-workload-scheduling",
+                "workloads/knative-multi-container-gpu.yaml",
+                32,
+                "Service default/multi-container"
+            ),
+            // KServe explainer component: explainer.containers[].resources.
+            (
+                "gpu-workload-scheduling",
+                "workloads/kserve-aix-explainer-gpu.yaml",
+                40,
+                "InferenceService default/aix-explainer (explainer)"
+            ),
+            // KServe multi-node predictor: predictor.workerSpec.containers[].resources.
+            (
+                "gpu-workload-scheduling",
+                "workloads/kserve-huggingface-llama3-multinode-workerspec-gpu.yaml",
+                25,
+                "InferenceService huggingface-llama3 (predictor worker)"
+            ),
             // KServe predictor in framework form: predictor.pytorch.resources.
             (
                 "gpu-workload-scheduling",
                 "workloads/kserve-torchserve-gpu-pytorch-predictor.yaml",
                 12,
                 "InferenceService torchserve-gpu (predictor)"
+            ),
+            // KServe transformer component: transformer.containers[].resources.
+            (
+                "gpu-workload-scheduling",
+                "workloads/kserve-torchserve-image-transformer-gpu.yaml",
+                19,
+                "InferenceService torchserve-transformer (transformer)"
             ),
             // `kind: List`: the Deployment is item 1; the finding is inside the list.
             (
@@ -122,7 +151,7 @@ fn kubernetes_workload_shapes_are_read_to_the_causing_line() {
             ),
         ])
     );
-    let list = &report["findings"][3];
+    let list = &report["findings"][7];
     assert_eq!(
         list["path"],
         "/items/1/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu"
@@ -136,6 +165,13 @@ fn azure_ml_pipeline_steps_are_read_to_the_causing_line() {
     assert_eq!(
         named(&report),
         quads(&[
+            // A sweep step (`type: sweep` with a `trial`): its own instance_type.
+            (
+                "sku-retired",
+                "azureml-pipeline/hyperparameter-sweep-step-nc6.yml",
+                38,
+                "Azure ML sweep job pipeline_with_hyperparameter_sweep/sweep_step"
+            ),
             // A parallel step: its own instance_type, and the image of its task's environment.
             (
                 "sku-retired",
@@ -160,11 +196,79 @@ fn azure_ml_pipeline_steps_are_read_to_the_causing_line() {
         ])
     );
     assert_eq!(
-        report["findings"][1]["path"],
-        "/jobs/batch_prediction/task/environment/image"
+        report["findings"][0]["path"],
+        "/jobs/sweep_step/resources/instance_type"
     );
     assert_eq!(
         report["findings"][2]["path"],
+        "/jobs/batch_prediction/task/environment/image"
+    );
+    assert_eq!(
+        report["findings"][3]["path"],
         "/jobs/train/resources/instance_type"
+    );
+}
+
+/// Knative Service and the KServe components other than the predictor's containers, each file
+/// checked alone: the finding points at the GPU request of the component that makes it.
+#[test]
+fn knative_and_kserve_components_point_at_their_gpu_request() {
+    for (file, line, display, path) in [
+        (
+            "workloads/knative-multi-container-gpu.yaml",
+            32,
+            "Service default/multi-container",
+            "/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu",
+        ),
+        (
+            "workloads/kserve-torchserve-image-transformer-gpu.yaml",
+            19,
+            "InferenceService torchserve-transformer (transformer)",
+            "/spec/transformer/containers/0/resources/limits/nvidia.com~1gpu",
+        ),
+        (
+            "workloads/kserve-aix-explainer-gpu.yaml",
+            40,
+            "InferenceService default/aix-explainer (explainer)",
+            "/spec/explainer/containers/0/resources/limits/nvidia.com~1gpu",
+        ),
+        (
+            "workloads/kserve-huggingface-llama3-multinode-workerspec-gpu.yaml",
+            25,
+            "InferenceService huggingface-llama3 (predictor worker)",
+            "/spec/predictor/workerSpec/containers/0/resources/requests/nvidia.com~1gpu",
+        ),
+    ] {
+        let (code, report) = check_json(&[&format!("tests/fixtures/{file}")]);
+        // The finding is a warning: on its own it does not fail the check.
+        assert_eq!(code, 0, "{file}: {report:#}");
+        assert_eq!(
+            named(&report),
+            quads(&[("gpu-workload-scheduling", file, line, display)]),
+            "{file}"
+        );
+        assert_eq!(report["findings"][0]["path"], path, "{file}");
+    }
+}
+
+/// An Azure ML sweep step in a pipeline, checked alone: the step is its own resource, on the
+/// line of its `resources.instance_type`, whatever its `trial` refers to.
+#[test]
+fn azure_ml_sweep_step_points_at_its_instance_type() {
+    let (code, report) =
+        check_json(&["tests/fixtures/azureml-pipeline/hyperparameter-sweep-step-nc6.yml"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        named(&report),
+        quads(&[(
+            "sku-retired",
+            "azureml-pipeline/hyperparameter-sweep-step-nc6.yml",
+            38,
+            "Azure ML sweep job pipeline_with_hyperparameter_sweep/sweep_step"
+        )])
+    );
+    assert_eq!(
+        report["findings"][0]["path"],
+        "/jobs/sweep_step/resources/instance_type"
     );
 }
