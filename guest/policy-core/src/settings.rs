@@ -204,7 +204,7 @@ pub fn validate(schema: &Value, value: &Value) -> Vec<Problem> {
 }
 
 /// What a value is, for messages: "a string", "an object", ...
-fn describe(v: &Value) -> &'static str {
+pub fn describe(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -324,10 +324,7 @@ fn validate_at(schema: &Value, value: &Value, at: &str, out: &mut Vec<Problem>) 
                 push(
                     out,
                     at,
-                    format!(
-                        "expected at least {}, got {len}",
-                        plural(min, "character")
-                    ),
+                    format!("expected at least {}, got {len}", plural(min, "character")),
                 );
             }
             if let Some(max) = map.get("maxLength").and_then(Value::as_u64)
@@ -595,7 +592,8 @@ mod tests {
         );
         assert!(
             problems.iter().any(|p| p.pointer == "/anyOf"
-                && p.message.starts_with("JSON Schema keyword `anyOf` is not supported")),
+                && p.message
+                    .starts_with("JSON Schema keyword `anyOf` is not supported")),
             "{problems:?}"
         );
     }
