@@ -338,14 +338,17 @@ fn validate_at(schema: &Value, value: &Value, at: &str, out: &mut Vec<Problem>) 
             }
         }
         Value::Number(n) => {
-            let x = n.as_f64().unwrap_or(f64::NAN);
-            if let Some(min) = map.get("minimum").filter(|m| m.is_number())
-                && !(x >= min.as_f64().unwrap_or(f64::NAN))
+            // JSON numbers are finite, so `as_f64` always answers; a number that
+            // cannot be compared is refused rather than let through.
+            let x = n.as_f64();
+            let bound = |key: &str| map.get(key).and_then(|b| Some((b, b.as_f64()?)));
+            if let Some((min, m)) = bound("minimum")
+                && x.is_none_or(|x| x < m)
             {
                 push(out, at, format!("expected a number >= {min}, got {n}"));
             }
-            if let Some(max) = map.get("maximum").filter(|m| m.is_number())
-                && !(x <= max.as_f64().unwrap_or(f64::NAN))
+            if let Some((max, m)) = bound("maximum")
+                && x.is_none_or(|x| x > m)
             {
                 push(out, at, format!("expected a number <= {max}, got {n}"));
             }
