@@ -27,6 +27,7 @@ pub const KEYWORDS: &[&str] = &[
     "const",
     "minLength",
     "maxLength",
+    "pattern",
     "minimum",
     "maximum",
     "minItems",
@@ -160,6 +161,18 @@ fn check_at(schema: &Value, at: &str, out: &mut Vec<Problem>) {
                     );
                 }
             }
+            "pattern" => match value.as_str().map(regex::Regex::new) {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => push(
+                    out,
+                    &here,
+                    format!(
+                        "`pattern` is not a regular expression the policy can check \
+                         (Rust `regex` syntax: no look-around, no backreferences): {e}"
+                    ),
+                ),
+                None => push(out, &here, "`pattern` must be a string"),
+            },
             "minimum" | "maximum" => {
                 if !value.is_number() {
                     push(out, &here, format!("`{key}` must be a number"));
@@ -317,6 +330,17 @@ fn validate_at(schema: &Value, value: &Value, at: &str, out: &mut Vec<Problem>) 
     }
     match value {
         Value::String(s) => {
+            // An unanchored search, as in JSON Schema; a pattern that does not compile
+            // was refused by `check_schema` and refuses every string.
+            if let Some(p) = map.get("pattern").and_then(Value::as_str)
+                && !regex::Regex::new(p).is_ok_and(|r| r.is_match(s))
+            {
+                push(
+                    out,
+                    at,
+                    format!("expected a string matching `{p}`, got `{value}`"),
+                );
+            }
             let len = s.chars().count() as u64;
             if let Some(min) = map.get("minLength").and_then(Value::as_u64)
                 && len < min
@@ -523,6 +547,7 @@ mod tests {
                 "mode": {"enum": ["strict", "lenient", 1]},
                 "version": {"const": 2},
                 "name": {"type": "string", "maxLength": 3},
+                "day": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
                 "count": {"type": "integer", "minimum": 1, "maximum": 10},
                 "ratio": {"type": ["number", "null"]},
                 "tags": {"type": "array", "minItems": 1, "maxItems": 2},
@@ -533,7 +558,8 @@ mod tests {
         assert_eq!(
             errors(
                 &schema,
-                json!({"mode": 1.0, "version": 2, "ratio": null, "tags": [1], "extra": true})
+                json!({"mode": 1.0, "version": 2, "ratio": null, "tags": [1], "extra": true,
+                       "day": "2027-01-01"})
             ),
             ""
         );
@@ -545,10 +571,11 @@ mod tests {
             errors(
                 &schema,
                 json!({"mode": "x", "version": 3, "name": "long", "count": 11, "ratio": "1",
-                       "tags": [], "flag": 1, "extra": "no"})
+                       "tags": [], "flag": 1, "extra": "no", "day": "2027-1-1"})
             ),
             [
                 "at `/count`: expected a number <= 10, got 11",
+                "at `/day`: expected a string matching `^[0-9]{4}-[0-9]{2}-[0-9]{2}$`, got `\"2027-1-1\"`",
                 "at `/extra`: expected a boolean, got a string",
                 "at `/flag`: no value is allowed here",
                 "at `/mode`: expected one of `\"strict\"`, `\"lenient\"`, `1`, got `\"x\"`",
@@ -576,7 +603,12 @@ mod tests {
         let problems = check_schema(&json!({
             "type": "object",
             "title": "t",
-            "properties": {"a": {"type": "string", "pattern": "^x"}, "b": {"type": "text"}},
+            "properties": {
+                "a": {"type": "string", "format": "date"},
+                "b": {"type": "text"},
+                "c": {"pattern": "(?=x)"},
+                "d": {"pattern": "^[a-z]+$"}
+            },
             "required": "a",
             "anyOf": [],
             "items": {"minItems": -1}
@@ -588,8 +620,9 @@ mod tests {
             [
                 "/anyOf",
                 "/items/minItems",
-                "/properties/a/pattern",
+                "/properties/a/format",
                 "/properties/b/type",
+                "/properties/c/pattern",
                 "/required"
             ]
         );

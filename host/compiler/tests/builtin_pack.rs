@@ -101,7 +101,7 @@ settings:
     properties:
       team:
         type: string
-        pattern: '^[a-z]+$'
+        format: email
     anyOf: []
 rules:
   - id: r
