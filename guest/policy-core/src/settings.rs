@@ -34,6 +34,15 @@ pub const KEYWORDS: &[&str] = &[
     "maxItems",
 ];
 
+/// The keywords a settings schema may use, for messages.
+pub fn supported() -> String {
+    format!(
+        "{}; ignored: {}",
+        KEYWORDS.join(", "),
+        ANNOTATIONS.join(", ")
+    )
+}
+
 /// Keywords that carry no constraint and are accepted and ignored.
 pub const ANNOTATIONS: &[&str] = &[
     "description",
@@ -183,12 +192,7 @@ fn check_at(schema: &Value, at: &str, out: &mut Vec<Problem>) {
             k => push(
                 out,
                 &here,
-                format!(
-                    "JSON Schema keyword `{k}` is not supported in settings schemas; \
-                     use only {}, {} (ignored)",
-                    KEYWORDS.join(", "),
-                    ANNOTATIONS.join(", ")
-                ),
+                format!("JSON Schema keyword `{k}` is not supported in settings schemas"),
             ),
         }
     }

@@ -295,9 +295,11 @@ pub fn compile(file: &str, text: &str) -> Result<CompiledPack, Vec<Diagnostic>> 
                 // go unchecked in every embedder, so it is refused here.
                 for p in settings::check_schema(schema) {
                     cx.err(&format!("/settings/schema{}", p.pointer), p.message)
-                        .help = Some(
-                        "policies check their own settings with a JSON Schema subset; see \"Settings\" in docs/writing-policies.md".into(),
-                    );
+                        .help = Some(format!(
+                        "a policy checks its own settings with a JSON Schema subset: {} \
+                         (see \"Settings\" in docs/writing-policies.md)",
+                        settings::supported()
+                    ));
                 }
                 Some(schema.to_string())
             }

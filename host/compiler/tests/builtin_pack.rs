@@ -119,8 +119,8 @@ rules:
     assert!(
         found[0]
             .1
-            .contains("JSON Schema keyword `pattern` is not supported")
-            && found[0].1.contains("--> p.yaml:10:"),
+            .contains("JSON Schema keyword `format` is not supported")
+            && found[0].1.contains("--> p.yaml:10:9"),
         "{}",
         found[0].1
     );
