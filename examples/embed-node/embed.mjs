@@ -156,8 +156,8 @@ async function main(argv) {
   const where = values.settings ? ` in \`${values.settings}\`` : "";
   const refused = (problem) =>
     new UsageError(`policy \`${info.name}\` refuses the settings${where}: ${problem}`);
-  // The host checks settings against the policy's JSON Schema (the policy itself
-  // checks only that they are a JSON object), then asks the policy.
+  // The host checks settings against the policy's JSON Schema, for its library's
+  // wording, then asks the policy, which checks them against the same schema itself.
   if (info.settingsSchema !== undefined) {
     const validate = new Ajv({ allErrors: true, strict: false }).compile(
       JSON.parse(info.settingsSchema),

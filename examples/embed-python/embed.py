@@ -143,8 +143,9 @@ def main(argv):
         info = policy.call("metadata", sandbox=sandbox)
         where = f" in `{args.settings}`" if args.settings else ""
         refused = f"policy `{info.name}` refuses the settings{where}"
-        # The host checks settings against the policy's JSON Schema (the policy
-        # itself checks only that they are a JSON object), then asks the policy.
+        # The host checks settings against the policy's JSON Schema, for its
+        # library's wording, then asks the policy, which checks them against the
+        # same schema itself.
         schema = getattr(info, "settings-schema")
         if schema is not None:
             try:

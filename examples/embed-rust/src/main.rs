@@ -252,8 +252,8 @@ fn run() -> Result<()> {
             info.name
         )
     };
-    // The host checks settings against the policy's JSON Schema (the policy itself
-    // checks only that they are a JSON object), then asks the policy.
+    // The host checks settings against the policy's JSON Schema, for its library's
+    // wording, then asks the policy, which checks them against the same schema itself.
     if let Some(schema) = &info.settings_schema {
         let schema: serde_json::Value = serde_json::from_str(schema)
             .with_context(|| format!("policy `{}` has an invalid settings schema", info.name))?;

@@ -98,7 +98,7 @@ impl Lazy {
                         Decoded {
                             uses_object: names_ident(&e, "object"),
                             uses_resource_sku: names_ident(&e, SKU_OF_RESOURCE),
-                            expr: ast::to_cel(&e),
+                            expr: ast::to_cel(&guard_panics(e)),
                         }
                     })
                     .map_err(|e| e.to_string())
@@ -200,6 +200,71 @@ fn bind_sku_of_resource(e: ast::Expr) -> ast::Expr {
         other @ (E::Unspecified | E::Ident(_) | E::Literal(_)) => other,
     }
 }
+
+/// Guards the interpreter's three panics (cel-interpreter 0.10 `Value::resolve`): a
+/// macro (`all`, `exists`, `map`, `filter`, ...) over a value that is neither a list
+/// nor a map hits `todo!()`, and so do a message literal (`Struct`) and an
+/// unspecified node. Settings and documents decide what a macro iterates
+/// (`settings.regions.allowed.exists(...)` with a string), so every macro's range
+/// goes through [`ITERABLE`], which passes a list or a map and turns anything else
+/// into a CEL error naming the rule. The other two never come out of the
+/// compiler; a hand-made pack gets an error instead of a trap.
+fn guard_panics(e: ast::Expr) -> ast::Expr {
+    use ast::Expr as E;
+    let call = |func: &str, args: Vec<E>| E::Call {
+        func: func.to_string(),
+        target: None,
+        args,
+    };
+    let unsupported = |what: &str| {
+        call(
+            UNSUPPORTED,
+            vec![E::Literal(ast::Literal::String(what.into()))],
+        )
+    };
+    match e {
+        E::Comprehension(c) => {
+            let c = *c;
+            E::Comprehension(Box::new(ast::Comprehension {
+                iter_range: call(ITERABLE, vec![guard_panics(c.iter_range)]),
+                accu_init: guard_panics(c.accu_init),
+                loop_cond: guard_panics(c.loop_cond),
+                loop_step: guard_panics(c.loop_step),
+                result: guard_panics(c.result),
+                ..c
+            }))
+        }
+        E::Unspecified => unsupported("an unspecified expression"),
+        E::Struct(name, _) => unsupported(&format!("message literal `{name}`")),
+        E::Call { func, target, args } => E::Call {
+            func,
+            target: target.map(|t| Box::new(guard_panics(*t))),
+            args: args.into_iter().map(guard_panics).collect(),
+        },
+        E::List(l) => E::List(l.into_iter().map(guard_panics).collect()),
+        E::Map(m) => E::Map(
+            m.into_iter()
+                .map(|(k, v, o)| (guard_panics(k), guard_panics(v), o))
+                .collect(),
+        ),
+        E::Select {
+            operand,
+            field,
+            test,
+        } => E::Select {
+            operand: Box::new(guard_panics(*operand)),
+            field,
+            test,
+        },
+        other @ (E::Ident(_) | E::Literal(_)) => other,
+    }
+}
+
+/// Internal function wrapped around every macro's range (see [`guard_panics`]); the
+/// `@` keeps it out of reach of CEL source.
+const ITERABLE: &str = "@iterable";
+/// Internal function standing for an expression the interpreter cannot evaluate.
+const UNSUPPORTED: &str = "@unsupported";
 
 /// The decoded expressions of one rule (blobs in the matching [`WireRule`]).
 #[derive(Default)]
@@ -726,6 +791,24 @@ fn functions() -> Context<'static> {
             )),
         }
     });
+    ctx.add_function(ITERABLE, |v: Cel| -> R {
+        match v {
+            Cel::List(_) | Cel::Map(_) => Ok(v),
+            other => Err(cel_interpreter::ExecutionError::function_error(
+                "macro",
+                format!(
+                    "`all`, `exists`, `exists_one`, `map` and `filter` need a list or a map, got {}",
+                    type_name(&other)
+                ),
+            )),
+        }
+    });
+    ctx.add_function(UNSUPPORTED, |v: Cel| -> R {
+        Err(cel_interpreter::ExecutionError::function_error(
+            "unsupported",
+            format!("{} cannot be evaluated", text_arg(&v).unwrap_or("this")),
+        ))
+    });
     ctx.add_function("region", |v: Cel| -> R {
         Ok(to_cel(&region_view(text_arg(&v).unwrap_or(""))))
     });
@@ -1098,6 +1181,68 @@ mod tests {
             })
             .expect("evaluates");
         assert!(out.violations.is_empty(), "{:?}", out.violations);
+    }
+
+    #[test]
+    fn macros_over_a_scalar_are_rule_errors_not_panics() {
+        // `settings.xs` as a string reached cel-interpreter's `todo!()` (a trap in a
+        // component); a document field works the same way through `object`.
+        for (assert, settings) in [
+            ("settings.xs.exists(x, x == 'a')", json!({"xs": "a"})),
+            ("settings.xs.all(x, x == 'a')", json!({"xs": 1})),
+            ("object.name.map(x, x).size() == 0", json!({})),
+            (
+                "settings.xs.filter(x, true).size() == 0",
+                json!({"xs": null}),
+            ),
+        ] {
+            let e = pack(vec![rule("m", None, assert, None)]);
+            let err = e
+                .evaluate(&Input {
+                    document: &cluster(2),
+                    source: Source::Unknown,
+                    settings: &settings,
+                    as_of: "2026-11-22",
+                })
+                .expect_err("refused");
+            assert_eq!(err.rule, "m");
+            assert!(err.message.contains("need a list or a map, got"), "{err}");
+        }
+        // Lists and maps still iterate.
+        let e = pack(vec![rule(
+            "ok",
+            None,
+            "settings.xs.exists(x, x == 'a') && settings.m.all(k, k == 'k')",
+            None,
+        )]);
+        let out = e
+            .evaluate(&Input {
+                document: &cluster(2),
+                source: Source::Unknown,
+                settings: &json!({"xs": ["a"], "m": {"k": 1}}),
+                as_of: "2026-11-22",
+            })
+            .expect("evaluates");
+        assert!(out.violations.is_empty(), "{:?}", out.violations);
+    }
+
+    #[test]
+    fn nodes_the_interpreter_cannot_evaluate_are_rule_errors() {
+        for assert in [
+            ast::Expr::Unspecified,
+            ast::Expr::Struct("google.protobuf.Value".into(), vec![]),
+        ] {
+            let mut r = rule("u", None, "true", None);
+            r.assert = assert;
+            let err = pack(vec![r]).evaluate(&Input {
+                document: &cluster(2),
+                source: Source::Unknown,
+                settings: &json!({}),
+                as_of: "2026-11-22",
+            });
+            let err = err.expect_err("refused");
+            assert!(err.message.contains("cannot be evaluated"), "{err}");
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! - [`cuda`] and [`version`]: CUDA inference from image references and version maths.
 //! - [`pack`]: a rule pack, pre-parsed (CEL ASTs), in the binary form a component carries.
 //! - [`eval`]: runs a pack's rules over one document.
+//! - [`settings`]: checks settings against a pack's settings schema (a documented JSON Schema subset).
 
 pub mod ast;
 pub mod catalog;
@@ -26,4 +27,5 @@ pub mod model;
 pub mod pack;
 pub mod read;
 pub mod region;
+pub mod settings;
 pub mod version;

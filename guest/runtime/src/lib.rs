@@ -17,6 +17,7 @@
 use computeguard_policy_core::eval::{Evaluator, Input};
 use computeguard_policy_core::model::Source;
 use computeguard_policy_core::pack::Severity as PackSeverity;
+use computeguard_policy_core::settings;
 use std::sync::OnceLock;
 
 wit_bindgen::generate!({
@@ -50,16 +51,30 @@ fn severity(s: PackSeverity) -> Severity {
     }
 }
 
-fn settings_value(settings: &str) -> Result<serde_json::Value, String> {
+/// Parses settings and checks them against the pack's settings schema (see
+/// `computeguard_policy_core::settings`); without a schema they must be an object.
+/// The error names every field at fault, each with what was expected.
+fn settings_value(e: &Evaluator, settings: &str) -> Result<serde_json::Value, String> {
     let text = if settings.trim().is_empty() {
         "{}"
     } else {
         settings
     };
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(v @ serde_json::Value::Object(_)) => Ok(v),
-        Ok(_) => Err("settings must be a JSON object".into()),
-        Err(e) => Err(format!("settings are not valid JSON: {e}")),
+    let value = serde_json::from_str::<serde_json::Value>(text)
+        .map_err(|e| format!("settings are not valid JSON: {e}"))?;
+    let schema = match &e.pack().settings_schema {
+        Some(text) => serde_json::from_str::<serde_json::Value>(text).map_err(|err| {
+            format!(
+                "the policy's settings schema is not valid JSON ({err}); no settings are accepted"
+            )
+        })?,
+        None => serde_json::json!({"type": "object"}),
+    };
+    let problems = settings::validate(&schema, &value);
+    if problems.is_empty() {
+        Ok(value)
+    } else {
+        Err(settings::render(&problems))
     }
 }
 
@@ -108,15 +123,20 @@ impl EvaluatorGuest for Runtime {
     }
 
     fn validate_settings(settings: String) -> Result<(), String> {
-        evaluator()?;
-        settings_value(&settings).map(|_| ())
+        settings_value(evaluator()?, &settings).map(|_| ())
     }
 
     fn evaluate(request: Request) -> Result<Response, Error> {
         let e = evaluator().map_err(Error::RuleFailed)?;
         let document: serde_json::Value = serde_json::from_str(&request.document)
             .map_err(|err| Error::InvalidDocument(format!("document is not valid JSON: {err}")))?;
-        let settings = settings_value(&request.settings).map_err(Error::InvalidSettings)?;
+        if !document.is_object() {
+            return Err(Error::InvalidDocument(format!(
+                "expected a JSON object, got {}",
+                settings::describe(&document)
+            )));
+        }
+        let settings = settings_value(e, &request.settings).map_err(Error::InvalidSettings)?;
         let source = match request.source_kind {
             SourceKind::Kubernetes => Source::Kubernetes,
             SourceKind::AdmissionReview => Source::AdmissionReview,

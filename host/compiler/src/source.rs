@@ -6,6 +6,7 @@ use crate::diagnostic::Diagnostic;
 use computeguard_decode::{Positions, decode_yaml};
 use computeguard_policy_core::ast::{self, Expr};
 use computeguard_policy_core::pack::{Pack, Rule, RuleMeta, Severity};
+use computeguard_policy_core::settings;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -288,7 +289,20 @@ pub fn compile(file: &str, text: &str) -> Result<CompiledPack, Vec<Diagnostic>> 
     let settings_schema = match root.get("settings") {
         None => None,
         Some(Value::Object(s)) => match s.get("schema") {
-            Some(schema @ Value::Object(_)) => Some(schema.to_string()),
+            Some(schema @ Value::Object(_)) => {
+                // The component validates settings itself with a JSON Schema subset
+                // (computeguard_policy_core::settings); a keyword outside it would
+                // go unchecked in every embedder, so it is refused here.
+                for p in settings::check_schema(schema) {
+                    cx.err(&format!("/settings/schema{}", p.pointer), p.message)
+                        .help = Some(format!(
+                        "a policy checks its own settings with a JSON Schema subset: {} \
+                         (see \"Settings\" in docs/writing-policies.md)",
+                        settings::supported()
+                    ));
+                }
+                Some(schema.to_string())
+            }
             _ => {
                 cx.err(
                     "/settings",

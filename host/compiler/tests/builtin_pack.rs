@@ -89,3 +89,41 @@ fn gpu_scheduling_names_what_is_missing() -> Result<(), String> {
     assert!(bare.contains("neither selects GPU nodes"), "{bare}");
     Ok(())
 }
+
+#[test]
+fn settings_schema_keywords_outside_the_subset_are_refused_with_their_line() {
+    let text = "apiVersion: computeguard.io/v1
+kind: RulePack
+metadata: {name: t, version: 0.1.0}
+settings:
+  schema:
+    type: object
+    properties:
+      team:
+        type: string
+        format: email
+    anyOf: []
+rules:
+  - id: r
+    severity: warning
+    description: d
+    rationale: r
+    remediation: f
+    assert: 'true'
+";
+    let diags = compile("p.yaml", text).expect_err("refused");
+    let mut found: Vec<(u32, String)> = diags.iter().map(|d| (d.line, d.to_string())).collect();
+    found.sort();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found[0].0, 10, "{}", found[0].1);
+    assert!(
+        found[0]
+            .1
+            .contains("JSON Schema keyword `format` is not supported")
+            && found[0].1.contains("--> p.yaml:10:9"),
+        "{}",
+        found[0].1
+    );
+    assert_eq!(found[1].0, 11, "{}", found[1].1);
+    assert!(found[1].1.contains("`anyOf`"), "{}", found[1].1);
+}

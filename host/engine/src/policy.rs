@@ -259,11 +259,21 @@ impl Policy {
                 return Err(err(problems));
             }
         }
-        let text = settings.to_string();
+        self.validate_settings_in_policy(&settings.to_string())
+    }
+
+    /// Asks only the policy's own `validate-settings` (settings as JSON text), without
+    /// the host-side JSON Schema check of [`Policy::validate_settings`]: the answer an
+    /// embedder gets who calls the component directly.
+    pub fn validate_settings_in_policy(&self, settings: &str) -> Result<(), SettingsError> {
+        let err = |problems: Vec<String>| SettingsError {
+            policy: self.info.name.clone(),
+            problems,
+        };
         match self.call(|p, store| {
             p.bindings(store)?
                 .computeguard_policy_evaluator()
-                .call_validate_settings(store, &text)
+                .call_validate_settings(store, settings)
         }) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(message)) => Err(err(vec![message])),

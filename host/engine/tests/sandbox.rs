@@ -185,6 +185,108 @@ fn settings_are_checked_against_the_schema() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Settings the built-in policy must refuse by itself, with the exact text its
+/// `validate-settings` and `invalid-settings` give.
+const BAD_SETTINGS: &[(&str, &str)] = &[
+    (
+        r#"{"regions": "eastus"}"#,
+        "at `/regions`: expected an object, got a string",
+    ),
+    (
+        r#"{"regions": {"alowed": ["eastus"]}}"#,
+        "at `/regions/alowed`: unknown field; expected one of allowed, allowedGeographies",
+    ),
+    (
+        r#"{"regions": {"allowed": "eastus"}}"#,
+        "at `/regions/allowed`: expected an array, got a string",
+    ),
+    (
+        r#"{"regions": {"allowed": [""]}}"#,
+        "at `/regions/allowed/0`: expected at least 1 character, got 0",
+    ),
+    (
+        r#"["eastus"]"#,
+        "at the top level: expected an object, got an array",
+    ),
+    (
+        "{nope",
+        "settings are not valid JSON: key must be a string at line 1 column 2",
+    ),
+];
+
+const BRAZIL_CLUSTER: &str = r#"{"type":"amlcompute","name":"c","size":"Standard_NC24ads_A100_v4","location":"brazilsouth","min_instances":0}"#;
+
+#[test]
+fn the_policy_itself_refuses_bad_settings_naming_the_field() -> anyhow::Result<()> {
+    let engine = engine()?;
+    let policy = engine.load(builtin(), "builtin")?;
+    policy.validate_settings_in_policy(r#"{"regions": {"allowed": ["eastus"]}}"#)?;
+    policy.validate_settings_in_policy("{}")?;
+    for (settings, expected) in BAD_SETTINGS {
+        let err = policy
+            .validate_settings_in_policy(settings)
+            .expect_err(settings);
+        assert_eq!(err.problems, [expected.to_string()], "{settings}");
+    }
+    Ok(())
+}
+
+#[test]
+fn evaluate_with_bad_settings_is_invalid_settings_not_a_trap_or_a_pass() -> anyhow::Result<()> {
+    let engine = engine()?;
+    let policy = engine.load(builtin(), "builtin")?;
+    let mut request = Request::new(BRAZIL_CLUSTER, "2026-11-22");
+    // Valid settings: the cluster is outside the allowed regions.
+    request.settings = r#"{"regions": {"allowed": ["eastus"]}}"#.into();
+    let rules: Vec<String> = policy
+        .evaluate(&request)?
+        .violations
+        .into_iter()
+        .map(|v| v.rule)
+        .collect();
+    assert_eq!(rules, ["region-allowed"]);
+    for (settings, expected) in BAD_SETTINGS {
+        request.settings = settings.to_string();
+        let err = policy.evaluate(&request).expect_err(settings);
+        match &err {
+            EvalError::Policy { reason, .. } => {
+                assert_eq!(
+                    reason,
+                    &format!("invalid settings: {expected}"),
+                    "{settings}"
+                )
+            }
+            other => panic!("{settings}: expected invalid-settings, got {other}"),
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_document_that_is_not_an_object_is_invalid_document() -> anyhow::Result<()> {
+    let engine = engine()?;
+    let policy = engine.load(builtin(), "builtin")?;
+    for (document, got) in [
+        (format!("[{RETIRED_CLUSTER}]"), "an array"),
+        ("\"amlcompute\"".to_string(), "a string"),
+        ("3".to_string(), "an integer"),
+        ("null".to_string(), "null"),
+    ] {
+        let err = policy
+            .evaluate(&Request::new(document.as_str(), "2026-11-22"))
+            .expect_err(&document);
+        match &err {
+            EvalError::Policy { reason, .. } => assert_eq!(
+                reason,
+                &format!("invalid document: expected a JSON object, got {got}"),
+                "{document}"
+            ),
+            other => panic!("{document}: expected invalid-document, got {other}"),
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn compiled_artifacts_are_cached_by_digest() -> anyhow::Result<()> {
     let dir = std::env::temp_dir().join(format!("cg-cache-test-{}", std::process::id()));
