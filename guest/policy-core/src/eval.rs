@@ -164,38 +164,47 @@ fn bind_sku_of_resource(e: ast::Expr) -> ast::Expr {
         {
             E::Comprehension(c)
         }
+        other => map_children(other, bind_sku_of_resource),
+    }
+}
+
+/// `e` with `f` applied to each of its direct children (call target and arguments,
+/// comprehension parts, list items, map keys and values, select operand, struct
+/// field values); leaves are returned as they are. The rewrites below recurse
+/// through it for every node they do not handle themselves.
+fn map_children(e: ast::Expr, f: impl Fn(ast::Expr) -> ast::Expr + Copy) -> ast::Expr {
+    use ast::Expr as E;
+    match e {
+        E::Call { func, target, args } => E::Call {
+            func,
+            target: target.map(|t| Box::new(f(*t))),
+            args: args.into_iter().map(f).collect(),
+        },
         E::Comprehension(c) => {
             let c = *c;
             E::Comprehension(Box::new(ast::Comprehension {
-                iter_range: bind_sku_of_resource(c.iter_range),
-                accu_init: bind_sku_of_resource(c.accu_init),
-                loop_cond: bind_sku_of_resource(c.loop_cond),
-                loop_step: bind_sku_of_resource(c.loop_step),
-                result: bind_sku_of_resource(c.result),
+                iter_range: f(c.iter_range),
+                accu_init: f(c.accu_init),
+                loop_cond: f(c.loop_cond),
+                loop_step: f(c.loop_step),
+                result: f(c.result),
                 ..c
             }))
         }
-        E::List(l) => E::List(l.into_iter().map(bind_sku_of_resource).collect()),
-        E::Map(m) => E::Map(
-            m.into_iter()
-                .map(|(k, v, o)| (bind_sku_of_resource(k), bind_sku_of_resource(v), o))
-                .collect(),
-        ),
+        E::List(l) => E::List(l.into_iter().map(f).collect()),
+        E::Map(m) => E::Map(m.into_iter().map(|(k, v, o)| (f(k), f(v), o)).collect()),
         E::Select {
             operand,
             field,
             test,
         } => E::Select {
-            operand: Box::new(bind_sku_of_resource(*operand)),
+            operand: Box::new(f(*operand)),
             field,
             test,
         },
         E::Struct(name, fields) => E::Struct(
             name,
-            fields
-                .into_iter()
-                .map(|(f, v, o)| (f, bind_sku_of_resource(v), o))
-                .collect(),
+            fields.into_iter().map(|(n, v, o)| (n, f(v), o)).collect(),
         ),
         other @ (E::Unspecified | E::Ident(_) | E::Literal(_)) => other,
     }
@@ -236,27 +245,7 @@ fn guard_panics(e: ast::Expr) -> ast::Expr {
         }
         E::Unspecified => unsupported("an unspecified expression"),
         E::Struct(name, _) => unsupported(&format!("message literal `{name}`")),
-        E::Call { func, target, args } => E::Call {
-            func,
-            target: target.map(|t| Box::new(guard_panics(*t))),
-            args: args.into_iter().map(guard_panics).collect(),
-        },
-        E::List(l) => E::List(l.into_iter().map(guard_panics).collect()),
-        E::Map(m) => E::Map(
-            m.into_iter()
-                .map(|(k, v, o)| (guard_panics(k), guard_panics(v), o))
-                .collect(),
-        ),
-        E::Select {
-            operand,
-            field,
-            test,
-        } => E::Select {
-            operand: Box::new(guard_panics(*operand)),
-            field,
-            test,
-        },
-        other @ (E::Ident(_) | E::Literal(_)) => other,
+        other => map_children(other, guard_panics),
     }
 }
 
