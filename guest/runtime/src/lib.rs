@@ -51,6 +51,24 @@ fn severity(s: PackSeverity) -> Severity {
     }
 }
 
+/// The pack's settings schema, parsed once per instance (and so held by a
+/// pre-initialised snapshot, which `prepare` warms); `{"type": "object"}` when the pack
+/// has none.
+fn settings_schema(e: &Evaluator) -> Result<&'static serde_json::Value, String> {
+    static SCHEMA: OnceLock<Result<serde_json::Value, String>> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| match &e.pack().settings_schema {
+            Some(text) => serde_json::from_str(text).map_err(|err| {
+                format!(
+                    "the policy's settings schema is not valid JSON ({err}); no settings are accepted"
+                )
+            }),
+            None => Ok(serde_json::json!({"type": "object"})),
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 /// Parses settings and checks them against the pack's settings schema (see
 /// `computeguard_policy_core::settings`); without a schema they must be an object.
 /// The error names every field at fault, each with what was expected.
@@ -62,15 +80,8 @@ fn settings_value(e: &Evaluator, settings: &str) -> Result<serde_json::Value, St
     };
     let value = serde_json::from_str::<serde_json::Value>(text)
         .map_err(|e| format!("settings are not valid JSON: {e}"))?;
-    let schema = match &e.pack().settings_schema {
-        Some(text) => serde_json::from_str::<serde_json::Value>(text).map_err(|err| {
-            format!(
-                "the policy's settings schema is not valid JSON ({err}); no settings are accepted"
-            )
-        })?,
-        None => serde_json::json!({"type": "object"}),
-    };
-    let problems = settings::validate(&schema, &value);
+    let schema = settings_schema(e)?;
+    let problems = settings::validate(schema, &value);
     if problems.is_empty() {
         Ok(value)
     } else {
@@ -83,6 +94,7 @@ impl Guest for Runtime {
         // A pack that does not decode is reported by the next call, as without `prepare`.
         if let Ok(e) = evaluator() {
             e.prepare();
+            let _ = settings_schema(e);
         }
     }
 }
