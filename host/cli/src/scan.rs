@@ -342,24 +342,22 @@ pub const MAX_POLICY_DEPTH: usize = 127;
 /// The pointer of the first node nested deeper than `limit` levels, if any. Recursion is
 /// bounded by `limit`.
 fn too_deep(value: &serde_json::Value, level: usize, limit: usize) -> Option<String> {
-    let children: Vec<(String, &serde_json::Value)> = match value {
-        serde_json::Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (i.to_string(), v))
-            .collect(),
-        serde_json::Value::Object(map) => map
-            .iter()
-            .map(|(k, v)| (computeguard_decode::escape_key(k).into_owned(), v))
-            .collect(),
-        _ => return None,
-    };
-    if level > limit {
+    use serde_json::Value;
+    if level > limit && matches!(value, Value::Array(_) | Value::Object(_)) {
         return Some(String::new());
     }
-    children.into_iter().find_map(|(key, child)| {
-        too_deep(child, level + 1, limit).map(|rest| format!("/{key}{rest}"))
-    })
+    // The pointer is built only on the way back from a node that is too deep; a
+    // document within the limit costs a walk and no allocation.
+    match value {
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, child)| {
+            too_deep(child, level + 1, limit).map(|rest| format!("/{i}{rest}"))
+        }),
+        Value::Object(map) => map.iter().find_map(|(k, child)| {
+            too_deep(child, level + 1, limit)
+                .map(|rest| format!("/{}{rest}", computeguard_decode::escape_key(k)))
+        }),
+        _ => None,
+    }
 }
 
 /// What one file contributed.
