@@ -547,30 +547,15 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
                     let _ = tx.send(review::evaluate(&set, prepared, mode, deadline));
                 }
             };
+            let unanswered = |why| unevaluated(state, &set, &review.uid, endpoint, mode, why);
             if state.pool.try_submit(job).is_err() {
-                return unevaluated(
-                    state,
-                    &set,
-                    &review.uid,
-                    endpoint,
-                    mode,
-                    Unevaluated::Overloaded,
-                );
+                return unanswered(Unevaluated::Overloaded);
             }
             // A little grace past the deadline for the thread to hand its answer over.
             let grace = Duration::from_millis(100);
             match tokio::time::timeout_at((deadline + grace).into(), rx).await {
                 Ok(Ok(decision)) => decision,
-                Ok(Err(_)) | Err(_) => {
-                    return unevaluated(
-                        state,
-                        &set,
-                        &review.uid,
-                        endpoint,
-                        mode,
-                        Unevaluated::TimedOut,
-                    );
-                }
+                Ok(Err(_)) | Err(_) => return unanswered(Unevaluated::TimedOut),
             }
         }
     };
