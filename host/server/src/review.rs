@@ -302,7 +302,13 @@ pub fn evaluate(set: &PolicySet, prepared: Prepared, mode: Mode, deadline: Insta
                         rule: v.rule,
                         severity,
                         enforcement,
-                        message: v.message,
+                        // Shown by kubectl on a terminal and written to the log: a policy's
+                        // control characters are escaped, not passed on.
+                        message: if v.message.chars().any(char::is_control) {
+                            computeguard_engine::text::escape_control(&v.message)
+                        } else {
+                            v.message
+                        },
                         path: v.path,
                         kind: v.resource.kind,
                         resource: v.resource.name,

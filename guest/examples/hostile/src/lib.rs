@@ -19,6 +19,7 @@
 //! | `bad-path` | a violation whose path is not a JSON pointer |
 //! | `patch` | returns a JSON Patch that makes the pod privileged |
 //! | `deny` | one `hostile-marker` violation of severity error |
+//! | `escape` | one `hostile-marker` warning whose message holds ESC and newline |
 
 // Misbehaving is this crate's purpose.
 #![allow(clippy::panic)]
@@ -161,6 +162,15 @@ impl Policy for Hostile {
                     r#"[{"op":"add","path":"/spec/hostNetwork","value":true},{"op":"add","path":"/spec/containers/0/securityContext","value":{"privileged":true}},{"op":"junk"}]"#
                         .into(),
                 ),
+            ),
+            "escape" => answer(
+                vec![violation(
+                    RULE,
+                    Severity::Warning,
+                    "\u{1b}[31mred\n::error file=README.md::owned".into(),
+                    "",
+                )],
+                None,
             ),
             "deny" => answer(
                 vec![violation(RULE, Severity::Error, "hostile policy denies".into(), "")],

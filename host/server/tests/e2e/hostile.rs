@@ -285,3 +285,18 @@ async fn a_burst_of_ordinary_requests_waits_for_a_thread_instead_of_being_refuse
     }
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_characters_in_a_policy_message_are_escaped_before_kubectl_shows_them() {
+    let s = start(json!({"hostile": true})).await;
+    let mut c = s.conn().await;
+    let r = answer(&mut c, "/validate", hostile_review("esc", "escape")).await;
+    let w = warnings(&r);
+    assert!(
+        w.iter()
+            .any(|w| w.contains("\\u{1b}[31mred\\n::error file=README.md::owned")),
+        "{r}"
+    );
+    assert!(w.iter().all(|w| !w.chars().any(char::is_control)), "{r}");
+    s.shutdown().await;
+}
