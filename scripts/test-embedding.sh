@@ -164,9 +164,62 @@ check_refused rust "$embed_rust" "$policy" "${bad[@]}"
 check_refused node node examples/embed-node/embed.mjs examples/embed-node/gen/policy.js "${bad[@]}"
 check_refused python "$venv/bin/python" examples/embed-python/embed.py "$policy" "${bad[@]}"
 
+echo "== the contract table: every call, source kind, error variant and raw format, in every host"
+# examples/embed-cases/contract.jsonl runs against the built-in policy, and
+# contract-rule-failed.jsonl against a pack whose rule fails at run time. Each host
+# runs each table twice: a fresh instance per call, and one instance for every call
+# (--reuse); all six outputs must equal the reviewed expected file.
+"$computeguard" build "$cases_dir/contract/rule-failed-pack.yaml" -o "$work/components/rule-failed.wasm"
+rm -rf "$work/gen-rule-failed"
+(cd examples/embed-node && npx --no-install jco transpile --instantiation async --name policy \
+  --no-typescript --quiet -o "$work/gen-rule-failed" "$work/components/rule-failed.wasm")
+contract_host() { # host table component node-generated extra-args...
+  local host=$1 table=$2 component=$3 generated=$4
+  shift 4
+  case $host in
+    rust) "$embed_rust" "$component" --as-of "$as_of" --contract "$table" "$@" ;;
+    node) node examples/embed-node/embed.mjs "$generated" --as-of "$as_of" --contract "$table" "$@" ;;
+    python) "$venv/bin/python" examples/embed-python/embed.py "$component" --as-of "$as_of" \
+      --contract "$table" "$@" ;;
+  esac
+}
+for table in contract contract-rule-failed; do
+  if [ "$table" = contract ]; then
+    component=$policy generated=examples/embed-node/gen/policy.js
+  else
+    component=$work/components/rule-failed.wasm generated=$work/gen-rule-failed/policy.js
+  fi
+  table_expected="$cases_dir/$table.expected.jsonl"
+  for host in rust node python; do
+    for mode in fresh reuse; do
+      extra=()
+      [ "$mode" = reuse ] && extra=(--reuse)
+      out="$work/out/$table-$host-$mode.jsonl"
+      if ! contract_host "$host" "$cases_dir/$table.jsonl" "$component" "$generated" "${extra[@]}" \
+        > "$out" 2> "$out.err"; then
+        echo "$host ($mode) failed on $table.jsonl:" >&2
+        cat "$out.err" >&2
+        failed=1
+        continue
+      fi
+      if [ "${BLESS:-}" = 1 ] && [ "$host" = rust ] && [ "$mode" = fresh ]; then
+        cp "$out" "$table_expected"
+        echo "blessed $table_expected; review it with git diff"
+      fi
+      if ! cmp -s "$table_expected" "$out"; then
+        echo "$host ($mode) output differs from $table_expected:" >&2
+        diff "$table_expected" "$out" >&2 || true
+        failed=1
+      fi
+    done
+  done
+done
+contract_calls=$(cat "$cases_dir"/contract*.expected.jsonl | wc -l)
+
 n=$(wc -l < "$expected")
 if [ "$failed" -ne 0 ]; then
   echo "embedding: 0 passed, 1 failed" >&2
   exit 1
 fi
 echo "embedding: $n cases identical across rust, node, python and the CLI"
+echo "contract: $contract_calls calls identical across rust, node and python, fresh and reused instances"

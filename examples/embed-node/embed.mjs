@@ -5,6 +5,10 @@
 //
 //   npm run transpile -- POLICY.wasm          # jco transpile -> gen/policy.js + core modules
 //   node embed.mjs gen/policy.js --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...
+//   node embed.mjs gen/policy.js --as-of YYYY-MM-DD --contract TABLE.jsonl [--reuse]
+//
+// --contract runs a table of calls (docs/embedding.md, "The contract test"), each on a
+// fresh instance, or with --reuse all on one instance.
 //
 // Prints one line per document in the canonical form of docs/embedding.md (the
 // Rust and Python examples print the same bytes). --timings adds one JSON line on
@@ -23,7 +27,8 @@ import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import Ajv from "ajv";
 
 const USAGE =
-  "usage: node embed.mjs GENERATED/policy.js --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...";
+  "usage: node embed.mjs GENERATED/policy.js --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...\n" +
+  "       node embed.mjs GENERATED/policy.js --as-of YYYY-MM-DD --contract TABLE.jsonl [--reuse]";
 
 class UsageError extends Error {}
 
@@ -124,6 +129,47 @@ function canonical(name, result) {
   return { case: name, violations };
 }
 
+/** validate-settings: result<_, string>; jco throws the error string as the payload. */
+function validateSettings(evaluator, settings) {
+  try {
+    evaluator.validateSettings(settings);
+    return null;
+  } catch (e) {
+    if (e && typeof e.payload === "string") return e.payload;
+    throw e;
+  }
+}
+
+/** --contract: one canonical line per call of the table. */
+async function runContract(policy, table, asOf, reuse) {
+  const dir = dirname(resolve(table));
+  const lines = (await readFile(table, "utf8")).split("\n").filter((l) => l.trim() !== "");
+  let shared;
+  let out = "";
+  for (const line of lines) {
+    const call = JSON.parse(line);
+    if (shared === undefined || !reuse) shared = await policy.instantiate();
+    let result;
+    if (call.call === "validate-settings") {
+      result = { case: call.case, "validate-settings": validateSettings(shared, call.settings) };
+    } else if (call.call === "evaluate") {
+      const document = await readFile(resolve(dir, call.document), "utf8");
+      const r = evaluate(shared, {
+        document,
+        sourceKind: call["source-kind"] ?? "unknown",
+        operation: "none",
+        settings: call.settings,
+        asOf,
+      });
+      result = canonical(call.case, r);
+    } else {
+      throw new UsageError(`unknown call \`${call.call}\``);
+    }
+    out += JSON.stringify(result) + "\n";
+  }
+  process.stdout.write(out);
+}
+
 async function main(argv) {
   let parsed;
   try {
@@ -134,6 +180,8 @@ async function main(argv) {
         "as-of": { type: "string" },
         settings: { type: "string" },
         timings: { type: "boolean", default: false },
+        contract: { type: "string" },
+        reuse: { type: "boolean", default: false },
       },
     });
   } catch (e) {
@@ -143,6 +191,10 @@ async function main(argv) {
   if (positionals.length === 0) throw new UsageError(USAGE);
   if (!values["as-of"]) throw new UsageError(`\`--as-of\` is required\n${USAGE}`);
   const [generated, ...documents] = positionals;
+  if (values.contract) {
+    const policy = await Policy.load(generated);
+    return runContract(policy, values.contract, values["as-of"], values.reuse);
+  }
   const settings = values.settings ? await readFile(values.settings, "utf8") : "{}";
 
   let start = performance.now();

@@ -4,6 +4,10 @@ Uses only the WIT contract (``wit/policy.wit``) and wasmtime-py's component
 API (``wasmtime.component``): no computeguard code.
 
     python embed.py POLICY.wasm --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...
+    python embed.py POLICY.wasm --as-of YYYY-MM-DD --contract TABLE.jsonl [--reuse]
+
+``--contract`` runs a table of calls (docs/embedding.md, "The contract test"), each on
+a fresh instance, or with ``--reuse`` all on one instance.
 
 Prints one line per document in the canonical form of ``docs/embedding.md``
 (the Rust and Node examples print the same bytes). ``--timings`` adds one JSON
@@ -80,12 +84,12 @@ class PolicyLoadError(Exception):
     pass
 
 
-def request(document, settings, as_of):
+def request(document, settings, as_of, source_kind="unknown"):
     # Records are `Record` objects whose attributes carry the WIT field names
     # (kebab-case, hence setattr); enums are their WIT case names as strings.
     r = Record()
     setattr(r, "document", document)
-    setattr(r, "source-kind", "unknown")
+    setattr(r, "source-kind", source_kind)
     setattr(r, "operation", "none")
     setattr(r, "settings", settings)
     setattr(r, "as-of", as_of)
@@ -118,6 +122,31 @@ def sort_key(v):
     return tuple(f.encode("utf-8") for f in fields)
 
 
+def run_contract(policy, table, as_of, reuse):
+    """--contract: one canonical line per call of the table."""
+    base = os.path.dirname(os.path.abspath(table))
+    out = []
+    sandbox = None
+    with open(table, encoding="utf-8") as f:
+        calls = [json.loads(line) for line in f if line.strip()]
+    for call in calls:
+        if sandbox is None or not reuse:
+            sandbox = policy.instantiate()
+        if call["call"] == "validate-settings":
+            line = {"case": call["case"],
+                    "validate-settings": policy.call("validate-settings", call["settings"],
+                                                     sandbox=sandbox)}
+        elif call["call"] == "evaluate":
+            with open(os.path.join(base, call["document"]), encoding="utf-8") as f:
+                document = f.read()
+            req = request(document, call["settings"], as_of, call.get("source-kind", "unknown"))
+            line = canonical(call["case"], policy.call("evaluate", req, sandbox=sandbox))
+        else:
+            raise PolicyLoadError(f"unknown call `{call['call']}`")
+        out.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
+    sys.stdout.buffer.write("".join(l + "\n" for l in out).encode("utf-8"))
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("policy")
@@ -125,7 +154,17 @@ def main(argv):
     parser.add_argument("--as-of", required=True, metavar="YYYY-MM-DD")
     parser.add_argument("--settings", metavar="FILE")
     parser.add_argument("--timings", action="store_true")
+    parser.add_argument("--contract", metavar="TABLE")
+    parser.add_argument("--reuse", action="store_true")
     args = parser.parse_intermixed_args(argv)
+
+    if args.contract:
+        try:
+            run_contract(Policy(args.policy), args.contract, args.as_of, args.reuse)
+        except (OSError, wasmtime.WasmtimeError, PolicyLoadError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        return 0
 
     try:
         settings = "{}"

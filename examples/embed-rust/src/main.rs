@@ -3,7 +3,13 @@
 //!
 //! ```text
 //! embed-rust POLICY.wasm --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...
+//! embed-rust POLICY.wasm --as-of YYYY-MM-DD --contract TABLE.jsonl [--reuse]
 //! ```
+//!
+//! `--contract` runs a table of calls (docs/embedding.md, "The contract test"): each
+//! line names a `call` (`evaluate` or `validate-settings`), the `settings` text, and for
+//! `evaluate` a `document` file (relative to the table) and a `source-kind`. Each call
+//! gets a fresh instance; with `--reuse`, every call goes to one instance instead.
 //!
 //! Prints one line per document in the canonical form of `docs/embedding.md`
 //! (the Node and Python examples print the same bytes). `--timings` adds one JSON
@@ -63,16 +69,20 @@ struct Args {
     as_of: String,
     settings: Option<PathBuf>,
     timings: bool,
+    contract: Option<PathBuf>,
+    reuse: bool,
     documents: Vec<PathBuf>,
 }
 
-const USAGE: &str = "usage: embed-rust POLICY.wasm --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...";
+const USAGE: &str = "usage: embed-rust POLICY.wasm --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...\n       embed-rust POLICY.wasm --as-of YYYY-MM-DD --contract TABLE.jsonl [--reuse]";
 
 fn parse_args() -> Result<Args> {
     let mut policy = None;
     let mut as_of = None;
     let mut settings = None;
     let mut timings = false;
+    let mut contract = None;
+    let mut reuse = false;
     let mut documents = Vec::new();
     let mut args = std::env::args_os().skip(1);
     while let Some(arg) = args.next() {
@@ -90,6 +100,12 @@ fn parse_args() -> Result<Args> {
                 ));
             }
             Some("--timings") => timings = true,
+            Some("--contract") => {
+                contract = Some(PathBuf::from(
+                    args.next().context("`--contract` needs a table file")?,
+                ));
+            }
+            Some("--reuse") => reuse = true,
             Some(s) if s.starts_with("--") => bail!("unknown option `{s}`\n{USAGE}"),
             _ if policy.is_none() => policy = Some(PathBuf::from(arg)),
             _ => documents.push(PathBuf::from(arg)),
@@ -100,6 +116,8 @@ fn parse_args() -> Result<Args> {
         as_of: as_of.with_context(|| format!("`--as-of` is required\n{USAGE}"))?,
         settings,
         timings,
+        contract,
+        reuse,
         documents,
     })
 }
@@ -137,6 +155,11 @@ enum Line {
     Error {
         case: String,
         error: CanonicalError,
+    },
+    Settings {
+        case: String,
+        #[serde(rename = "validate-settings")]
+        validate_settings: Option<String>,
     },
 }
 
@@ -224,8 +247,108 @@ fn error_line(case: String, error: PolicyError) -> Line {
     }
 }
 
+/// One line of a contract table.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct ContractCall {
+    case: String,
+    call: String,
+    #[serde(default)]
+    document: Option<String>,
+    #[serde(default)]
+    source_kind: Option<String>,
+    settings: String,
+}
+
+fn source_kind(name: &str) -> Result<SourceKind> {
+    Ok(match name {
+        "kubernetes" => SourceKind::Kubernetes,
+        "admission-review" => SourceKind::AdmissionReview,
+        "azure-ml" => SourceKind::AzureMl,
+        "arm" => SourceKind::Arm,
+        "bicep" => SourceKind::Bicep,
+        "terraform" => SourceKind::Terraform,
+        "unknown" => SourceKind::Unknown,
+        other => bail!("unknown source kind `{other}`"),
+    })
+}
+
+fn canonical_result(
+    case: String,
+    result: std::result::Result<bindings::computeguard::policy::types::Response, PolicyError>,
+) -> Line {
+    match result {
+        Ok(response) => {
+            let mut violations: Vec<CanonicalViolation> =
+                response.violations.into_iter().map(Into::into).collect();
+            violations.sort();
+            Line::Violations { case, violations }
+        }
+        Err(e) => error_line(case, e),
+    }
+}
+
+/// `--contract`: every call of the table, each on a fresh instance (or, with
+/// `--reuse`, all on one), one canonical line per call.
+fn run_contract(args: &Args, table: &Path) -> Result<()> {
+    let policy = Policy::load(&args.policy)?;
+    let text = std::fs::read_to_string(table)
+        .with_context(|| format!("cannot read `{}`", table.display()))?;
+    let dir = table.parent().unwrap_or(Path::new("."));
+    let mut shared = None;
+    let mut out = String::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let call: ContractCall = serde_json::from_str(line)
+            .with_context(|| format!("`{}` line {}", table.display(), i + 1))?;
+        if shared.is_none() || !args.reuse {
+            shared = Some(policy.instantiate()?);
+        }
+        let (instance, store) = shared.as_mut().context("no instance")?;
+        let evaluator = instance.computeguard_policy_evaluator();
+        let line = match call.call.as_str() {
+            "validate-settings" => Line::Settings {
+                case: call.case,
+                validate_settings: evaluator
+                    .call_validate_settings(&mut *store, &call.settings)?
+                    .err(),
+            },
+            "evaluate" => {
+                let path = dir.join(
+                    call.document
+                        .as_deref()
+                        .context("`evaluate` needs a `document`")?,
+                );
+                let request = Request {
+                    document: std::fs::read_to_string(&path)
+                        .with_context(|| format!("cannot read `{}`", path.display()))?,
+                    source_kind: source_kind(call.source_kind.as_deref().unwrap_or("unknown"))?,
+                    operation: Operation::None,
+                    settings: call.settings,
+                    as_of: args.as_of.clone(),
+                };
+                let result = evaluator
+                    .call_evaluate(&mut *store, &request)
+                    .with_context(|| format!("the policy trapped on case `{}`", call.case))?;
+                canonical_result(call.case, result)
+            }
+            other => bail!("unknown call `{other}` on line {}", i + 1),
+        };
+        out.push_str(&serde_json::to_string(&line)?);
+        out.push('\n');
+    }
+    print!("{out}");
+    Ok(())
+}
+
 fn run() -> Result<()> {
     let args = parse_args()?;
+    if let Some(table) = &args.contract {
+        return run_contract(&args, table);
+    }
     let settings = match &args.settings {
         Some(p) => std::fs::read_to_string(p)
             .with_context(|| format!("cannot read settings `{}`", p.display()))?,
@@ -296,15 +419,7 @@ fn run() -> Result<()> {
             .call_evaluate(&mut store, &request)
             .with_context(|| format!("policy `{}` trapped on `{}`", info.name, doc.display()))?;
         first_evaluation.get_or_insert(start.elapsed());
-        let line = match result {
-            Ok(response) => {
-                let mut violations: Vec<CanonicalViolation> =
-                    response.violations.into_iter().map(Into::into).collect();
-                violations.sort();
-                Line::Violations { case, violations }
-            }
-            Err(e) => error_line(case, e),
-        };
+        let line = canonical_result(case, result);
         out.push_str(&serde_json::to_string(&line)?);
         out.push('\n');
     }

@@ -80,6 +80,9 @@ pub struct Resource {
     /// such as `[resourceGroup().location]`, a parameter without a default) and that are
     /// therefore left `null` rather than guessed, e.g. `["sku", "region"]`.
     pub unresolved: Vec<String>,
+    /// The Azure resource id, for a resource read from an export of what already runs
+    /// (Resource Graph, `az`, an ARM GET response); hosts show it as the resource's name.
+    pub azure_id: Option<String>,
     /// JSON pointer of the resource within the document.
     #[serde(skip)]
     pub pointer: String,

@@ -476,6 +476,9 @@ impl Evaluator {
 
 /// `namespace/name` for namespaced objects, else the name.
 pub fn display_name(r: &Resource) -> String {
+    if let Some(id) = &r.azure_id {
+        return id.clone();
+    }
     match &r.namespace {
         Some(ns) => format!("{ns}/{}", r.name),
         None => r.name.clone(),

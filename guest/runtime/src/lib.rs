@@ -142,9 +142,9 @@ impl EvaluatorGuest for Runtime {
         let e = evaluator().map_err(Error::RuleFailed)?;
         let document: serde_json::Value = serde_json::from_str(&request.document)
             .map_err(|err| Error::InvalidDocument(format!("document is not valid JSON: {err}")))?;
-        if !document.is_object() {
+        if !computeguard_policy_core::read::readable(&document) {
             return Err(Error::InvalidDocument(format!(
-                "expected a JSON object, got {}",
+                "expected a JSON object (or an array of Azure resources with `id`), got {}",
                 settings::describe(&document)
             )));
         }
@@ -158,6 +158,9 @@ impl EvaluatorGuest for Runtime {
             SourceKind::Terraform => Source::Terraform,
             _ => Source::Unknown,
         };
+        if let Some(mismatch) = computeguard_policy_core::read::source_mismatch(&document, source) {
+            return Err(Error::InvalidDocument(mismatch));
+        }
         let outcome = e
             .evaluate(&Input {
                 document: &document,

@@ -189,6 +189,7 @@ mod tests {
             policy: "p".into(),
             remediation: "r".into(),
             document: 0,
+            object: None,
             source_line: Some(src.into()),
             suppressed: false,
             suppression: None,

@@ -1,8 +1,10 @@
 //! One report model, several renderers: `text` (people), `json` (machines, the
 //! contract in DESIGN.md), `github` (workflow annotations), `sarif` (code
-//! scanning, in `report/sarif.rs`) and `junit` (CI test reports, `report/junit.rs`).
+//! scanning, in `report/sarif.rs`), `junit` (CI test reports, `report/junit.rs`) and
+//! `policyreport` (Kubernetes PolicyReport objects, `report/policyreport.rs`).
 
 mod junit;
+mod policyreport;
 mod sarif;
 
 use serde::{Deserialize, Serialize};
@@ -47,6 +49,19 @@ pub struct ResourceRef {
     pub name: String,
 }
 
+/// A Kubernetes object, as a PolicyReport result references it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectRef {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+}
+
 /// One finding, located in a file.
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
@@ -63,6 +78,10 @@ pub struct Finding {
     pub remediation: String,
     /// Index of the document within a multi-document file.
     pub document: usize,
+    /// The Kubernetes object the finding is in, when it is in one (PolicyReport results
+    /// reference it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<ObjectRef>,
     #[serde(skip)]
     pub source_line: Option<String>,
     /// Shown only with `--show-suppressed`; `true` when `suppression` is set.
@@ -73,6 +92,14 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// The Azure resource id, for a finding on a resource read from an Azure export.
+    pub fn azure_id(&self) -> Option<&str> {
+        let n = self.resource.name.as_str();
+        n.get(..15)
+            .is_some_and(|p| p.eq_ignore_ascii_case("/subscriptions/"))
+            .then_some(n)
+    }
+
     /// Marks the finding as suppressed.
     pub fn suppress(mut self, kind: SuppressionKind, reason: impl Into<String>) -> Finding {
         self.suppressed = true;
@@ -207,6 +234,44 @@ pub struct Summary {
     pub unchecked: usize,
     #[serde(rename = "asOf")]
     pub as_of: String,
+    /// Findings per rule, subscription and resource group, when some finding is on an Azure
+    /// resource read from an export (its resource name is the Azure resource id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estate: Option<Estate>,
+}
+
+/// What a platform team reads first about an Azure estate: where the findings are.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Estate {
+    /// Every finding, by rule id.
+    pub by_rule: std::collections::BTreeMap<String, usize>,
+    /// Findings on Azure resources, by subscription id.
+    pub by_subscription: std::collections::BTreeMap<String, usize>,
+    /// Findings on Azure resources, by `<subscription>/<resource group>` (lower case).
+    pub by_resource_group: std::collections::BTreeMap<String, usize>,
+}
+
+impl Estate {
+    fn of(findings: &[Finding]) -> Option<Estate> {
+        let mut e = Estate::default();
+        let mut azure = false;
+        for f in findings {
+            *e.by_rule.entry(f.rule.clone()).or_default() += 1;
+            if let Some(id) = f.azure_id() {
+                azure = true;
+                let (sub, rg) = computeguard_policy_core::read::export::scope_of(id);
+                let sub = sub.unwrap_or("(none)").to_ascii_lowercase();
+                if let Some(rg) = rg {
+                    *e.by_resource_group
+                        .entry(format!("{sub}/{}", rg.to_ascii_lowercase()))
+                        .or_default() += 1;
+                }
+                *e.by_subscription.entry(sub).or_default() += 1;
+            }
+        }
+        azure.then_some(e)
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -239,6 +304,9 @@ pub enum Format {
     Github,
     Sarif,
     Junit,
+    /// Kubernetes `PolicyReport` / `ClusterPolicyReport` objects (`wgpolicyk8s.io/v1alpha2`)
+    /// in a `v1` `List`, for `kubectl apply -f -`.
+    Policyreport,
 }
 
 /// How to render a report.
@@ -342,6 +410,7 @@ impl Report {
             })
             .count();
         s.baselined = self.suppressed.len() - s.suppressed;
+        s.estate = Estate::of(&self.findings);
     }
 
     /// Moves the findings in `baseline` to the suppressed ones.
@@ -394,6 +463,7 @@ impl Report {
             Format::Github => self.render_github(opts, out),
             Format::Sarif => write_json(&sarif::log(self, opts), out),
             Format::Junit => junit::render(self, opts, out),
+            Format::Policyreport => write_json(&policyreport::list(self, opts), out),
             Format::Text => self.render_text(&Style { on: opts.color }, opts, out),
         }
     }
@@ -478,6 +548,9 @@ impl Report {
                 f.line,
                 f.column.max(1)
             )?;
+            if let Some(id) = f.azure_id() {
+                writeln!(out, "  {} resource: {}", st.paint("34", "="), clean(id))?;
+            }
             if let Some(raw) = &f.source_line {
                 let gutter = f.line.to_string();
                 let pad = " ".repeat(gutter.len());
@@ -566,6 +639,27 @@ impl Report {
             }
         }
         let s = &self.summary;
+        if let Some(e) = &s.estate {
+            let list = |m: &std::collections::BTreeMap<String, usize>| {
+                let mut v: Vec<(&String, &usize)> = m.iter().collect();
+                v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+                v.iter()
+                    .map(|(k, n)| format!("{} {n}", clean(k)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            writeln!(out, "{}", st.paint("1", "findings by rule:"))?;
+            writeln!(out, "  {}", list(&e.by_rule))?;
+            writeln!(
+                out,
+                "{}",
+                st.paint("1", "findings on Azure resources by subscription:")
+            )?;
+            writeln!(out, "  {}", list(&e.by_subscription))?;
+            writeln!(out, "{}", st.paint("1", "by resource group:"))?;
+            writeln!(out, "  {}", list(&e.by_resource_group))?;
+            writeln!(out)?;
+        }
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut line = format!(

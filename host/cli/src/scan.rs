@@ -547,6 +547,10 @@ impl Scan<'_> {
         let start = doc.positions.locate("").map_or(1, |s| s.line.max(1));
         let what = match &doc.value {
             serde_json::Value::Object(_) => None,
+            // `az ... list` and Resource Graph results are arrays of Azure resources.
+            serde_json::Value::Array(_) if computeguard_policy_core::read::readable(&doc.value) => {
+                None
+            }
             serde_json::Value::Array(_) => Some("a sequence"),
             serde_json::Value::String(_) => Some("a string"),
             serde_json::Value::Number(_) => Some("a number"),
@@ -576,76 +580,109 @@ impl Scan<'_> {
             });
             return;
         }
-        let json = doc.value.to_string();
-        let mut recognised = 0;
-        for loaded in self.policies {
-            let mut request = Request::new(json.clone(), self.as_of.clone());
-            match syntax {
-                Syntax::Terraform(_) => {
-                    request.source_kind = computeguard_engine::SourceKind::Terraform;
-                }
-                Syntax::Bicep => request.source_kind = computeguard_engine::SourceKind::Bicep,
-                Syntax::Yaml | Syntax::Json => {}
-            }
-            request.settings.clone_from(&loaded.settings_text);
-            let response = match loaded.policy.evaluate(&request) {
-                Ok(r) => r,
-                Err(e) => {
-                    out.errors.push(FileError {
-                        file: name.to_string(),
-                        line: start,
-                        message: self.eval_message(&e),
-                    });
-                    continue;
-                }
+        // A `List` (a `kubectl get` dump) or an Azure export is evaluated item by item:
+        // each item alone within the sandbox's memory, the items of a large dump in
+        // parallel; pointers are made relative to the whole document again below.
+        let units: Vec<(String, std::borrow::Cow<'_, serde_json::Value>)> =
+            match computeguard_policy_core::read::parts(&doc.value) {
+                Some(parts) => parts
+                    .into_iter()
+                    .map(|(prefix, v)| (prefix, std::borrow::Cow::Owned(v)))
+                    .collect(),
+                None => vec![(String::new(), std::borrow::Cow::Borrowed(&doc.value))],
             };
-            recognised = recognised.max(response.resources.len());
-            for v in response.violations {
-                let severity = match self.config.rules.get(&v.rule) {
-                    Some(Level::Off) => continue,
-                    Some(Level::Error) => Severity::Error,
-                    Some(Level::Warning) => Severity::Warning,
-                    Some(Level::Info) => Severity::Info,
-                    None => v.severity.into(),
+        let evaluate = |(_, value): &(String, std::borrow::Cow<'_, serde_json::Value>)| {
+            let json = value.to_string();
+            self.policies
+                .iter()
+                .map(|loaded| {
+                    let mut request = Request::new(json.clone(), self.as_of.clone());
+                    match syntax {
+                        Syntax::Terraform(_) => {
+                            request.source_kind = computeguard_engine::SourceKind::Terraform;
+                        }
+                        Syntax::Bicep => {
+                            request.source_kind = computeguard_engine::SourceKind::Bicep;
+                        }
+                        Syntax::Yaml | Syntax::Json => {}
+                    }
+                    request.settings.clone_from(&loaded.settings_text);
+                    loaded.policy.evaluate(&request)
+                })
+                .collect::<Vec<_>>()
+        };
+        let answers: Vec<Vec<_>> = if units.len() > 1 {
+            units.par_iter().map(evaluate).collect()
+        } else {
+            units.iter().map(evaluate).collect()
+        };
+        let mut recognised = 0;
+        for ((prefix, _), answers) in units.iter().zip(answers) {
+            let mut unit_recognised = 0;
+            for (loaded, answer) in self.policies.iter().zip(answers) {
+                let response = match answer {
+                    Ok(r) => r,
+                    Err(e) => {
+                        out.errors.push(FileError {
+                            file: name.to_string(),
+                            line: doc.positions.locate(prefix).map_or(start, |s| s.line),
+                            message: self.eval_message(&e),
+                        });
+                        continue;
+                    }
                 };
-                let span = doc.positions.locate(&v.path);
-                let (line, column) = span.map_or((0, 0), |s| (s.line, s.column));
-                let suppression = match directives.find(line, &v.rule) {
-                    Some(d) => Some((
-                        SuppressionKind::Inline,
-                        d.reason.clone().unwrap_or_default(),
-                    )),
-                    None => self
-                        .config
-                        .ignored(&v.rule, path, &v.path)
-                        .map(|i| (SuppressionKind::Config, i.reason.clone())),
-                };
-                let finding = Finding {
-                    rule: v.rule,
-                    severity,
-                    message: v.message,
-                    file: name.to_string(),
-                    line,
-                    column,
-                    path: v.path,
-                    resource: ResourceRef {
-                        kind: v.resource.kind,
-                        name: v.resource.name,
-                    },
-                    policy: loaded.policy.info().name.clone(),
-                    remediation: v.remediation,
-                    document: doc.index,
-                    source_line: (line > 0)
-                        .then(|| lines.get(line as usize - 1).map(|l| l.to_string()))
-                        .flatten(),
-                    suppressed: false,
-                    suppression: None,
-                };
-                match suppression {
-                    Some((kind, reason)) => out.suppressed.push(finding.suppress(kind, reason)),
-                    None => out.findings.push(finding),
+                unit_recognised = unit_recognised.max(response.resources.len());
+                for v in response.violations {
+                    let v_path = format!("{prefix}{}", v.path);
+                    let object = object_at(&doc.value, &v_path);
+                    let severity = match self.config.rules.get(&v.rule) {
+                        Some(Level::Off) => continue,
+                        Some(Level::Error) => Severity::Error,
+                        Some(Level::Warning) => Severity::Warning,
+                        Some(Level::Info) => Severity::Info,
+                        None => v.severity.into(),
+                    };
+                    let span = doc.positions.locate(&v_path);
+                    let (line, column) = span.map_or((0, 0), |s| (s.line, s.column));
+                    let suppression = match directives.find(line, &v.rule) {
+                        Some(d) => Some((
+                            SuppressionKind::Inline,
+                            d.reason.clone().unwrap_or_default(),
+                        )),
+                        None => self
+                            .config
+                            .ignored(&v.rule, path, &v_path)
+                            .map(|i| (SuppressionKind::Config, i.reason.clone())),
+                    };
+                    let finding = Finding {
+                        rule: v.rule,
+                        severity,
+                        message: v.message,
+                        file: name.to_string(),
+                        line,
+                        column,
+                        path: v_path,
+                        resource: ResourceRef {
+                            kind: v.resource.kind,
+                            name: v.resource.name,
+                        },
+                        policy: loaded.policy.info().name.clone(),
+                        remediation: v.remediation,
+                        document: doc.index,
+                        object,
+                        source_line: (line > 0)
+                            .then(|| lines.get(line as usize - 1).map(|l| l.to_string()))
+                            .flatten(),
+                        suppressed: false,
+                        suppression: None,
+                    };
+                    match suppression {
+                        Some((kind, reason)) => out.suppressed.push(finding.suppress(kind, reason)),
+                        None => out.findings.push(finding),
+                    }
                 }
             }
+            recognised += unit_recognised;
         }
         out.resources += recognised;
         if recognised == 0 {
@@ -714,10 +751,48 @@ impl Scan<'_> {
                 policy: "computeguard".into(),
                 remediation: crate::suppress::MISSING_REASON_REMEDIATION.into(),
                 document: 0,
+                object: None,
                 source_line: Some(d.source.clone()),
                 suppressed: false,
                 suppression: None,
             });
         }
     }
+}
+
+/// The Kubernetes object a finding at `pointer` is about: the innermost object on the
+/// pointer's way that has `apiVersion`, `kind` and `metadata.name` (an item of a `List`,
+/// the `request.object` of an AdmissionReview, the document itself).
+fn object_at(doc: &serde_json::Value, pointer: &str) -> Option<crate::report::ObjectRef> {
+    use serde_json::Value;
+    let of = |v: &Value| {
+        let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_string);
+        Some(crate::report::ObjectRef {
+            api_version: s("/apiVersion")?,
+            kind: s("/kind")?,
+            name: s("/metadata/name")?,
+            namespace: s("/metadata/namespace"),
+            uid: s("/metadata/uid"),
+        })
+    };
+    let mut node = doc;
+    let mut found = of(node);
+    for token in pointer.split('/').skip(1) {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        node = match node {
+            Value::Object(m) => match m.get(&token) {
+                Some(v) => v,
+                None => break,
+            },
+            Value::Array(a) => match token.parse::<usize>().ok().and_then(|i| a.get(i)) {
+                Some(v) => v,
+                None => break,
+            },
+            _ => break,
+        };
+        if let Some(o) = of(node) {
+            found = Some(o);
+        }
+    }
+    found
 }

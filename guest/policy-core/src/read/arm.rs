@@ -35,6 +35,8 @@ const WORKSPACES: &str = "microsoft.machinelearningservices/workspaces";
 const CLUSTERS: &str = "microsoft.containerservice/managedclusters";
 const POOLS: &str = "microsoft.containerservice/managedclusters/agentpools";
 const DEPLOYMENTS: &str = "microsoft.resources/deployments";
+const VMS: &str = "microsoft.compute/virtualmachines";
+const SCALE_SETS: &str = "microsoft.compute/virtualmachinescalesets";
 
 /// Whether `doc` looks like an ARM template, an ARM REST body or a REST specification example.
 pub fn recognise(doc: &Value) -> bool {
@@ -834,6 +836,13 @@ impl Walk {
                     parent_index,
                 });
             }
+            VMS | SCALE_SETS => {
+                self.pending.push(Pending {
+                    resource: virtual_machine(&res, ptr, &name, ty == VMS),
+                    parent_key: None,
+                    parent_index: None,
+                });
+            }
             _ => {}
         }
         // Child resources declared inside this one (`"type": "computes"`).
@@ -1078,6 +1087,70 @@ pub(super) fn compute(res: &Resolved, ptr: &str, name: &str) -> Option<Resource>
     mark_unresolved(&mut r, res, ptr, COMPUTE_FIELDS);
     resolve_intent(&mut r, implied);
     Some(r)
+}
+
+/// Model field -> pointer (relative to the resource) it is read from, for a virtual machine
+/// and for a scale set.
+const VM_FIELDS: &[(&str, &str)] = &[
+    ("sku", "/properties/hardwareProfile/vmSize"),
+    ("priority", "/properties/priority"),
+    ("osType", "/properties/storageProfile/osDisk/osType"),
+];
+const SCALE_SET_FIELDS: &[(&str, &str)] = &[
+    ("sku", "/sku/name"),
+    ("instanceCount", "/sku/capacity"),
+    ("priority", "/properties/virtualMachineProfile/priority"),
+    (
+        "osType",
+        "/properties/virtualMachineProfile/storageProfile/osDisk/osType",
+    ),
+];
+
+/// A `Microsoft.Compute/virtualMachines` (`vm`) or `virtualMachineScaleSets`
+/// (`vm-scale-set`): size, region, instance count, priority and OS.
+fn virtual_machine(res: &Resolved, ptr: &str, name: &str, single: bool) -> Resource {
+    let (kind, source_kind, table) = if single {
+        ("vm", "virtualMachine", VM_FIELDS)
+    } else {
+        ("vm-scale-set", "virtualMachineScaleSet", SCALE_SET_FIELDS)
+    };
+    let mut r = base_resource(res, ptr, kind, source_kind, name);
+    read_location(&mut r, res, ptr, "/location");
+    let v = &res.value;
+    let at = |field: &str| {
+        table
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map(|(_, rel)| (*rel, v.pointer(rel)))
+    };
+    if let Some((rel, Some(Value::String(size)))) = at("sku") {
+        set_sku(&mut r, size, format!("{ptr}{rel}"));
+    }
+    if single {
+        r.instance_count = Some(1);
+    } else if let Some((rel, Some(n))) = at("instanceCount")
+        && let Some(n) = int_of(n)
+    {
+        r.instance_count = Some(n);
+        r.fields
+            .insert("instanceCount".into(), format!("{ptr}{rel}"));
+    }
+    if let Some((rel, Some(Value::String(p)))) = at("priority") {
+        r.priority = Some(match p.to_ascii_lowercase().as_str() {
+            "spot" => "spot".into(),
+            "low" => "low-priority".into(),
+            "regular" => "dedicated".into(),
+            other => other.to_string(),
+        });
+        r.fields.insert("priority".into(), format!("{ptr}{rel}"));
+    }
+    if let Some((rel, Some(Value::String(os)))) = at("osType") {
+        r.os_type = Some(os.to_ascii_lowercase());
+        r.fields.insert("osType".into(), format!("{ptr}{rel}"));
+    }
+    mark_unresolved(&mut r, res, ptr, table);
+    resolve_intent(&mut r, "unknown");
+    r
 }
 
 /// An AKS agent pool profile (ARM `agentPoolProfiles[]`, an `agentPools` body, an ASO pool

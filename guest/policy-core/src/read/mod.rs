@@ -8,7 +8,9 @@
 //! - `aso`: Azure Service Operator AKS and Azure ML objects (uses [`arm`]'s body readers);
 //! - `azureml`: Azure ML CLI v2 YAML (compute, deployments, jobs, pipeline steps);
 //! - [`arm`]: ARM templates, ARM REST bodies, REST specification examples, Bicep;
-//! - [`terraform`]: Terraform configurations, plans and states.
+//! - [`terraform`]: Terraform configurations, plans and states;
+//! - [`export`]: exports of what already runs in Azure (Resource Graph results, `az` CLI
+//!   output, ARM GET and list responses), row by row through the readers above.
 //!
 //! Every field a reader sets records the JSON pointer it came from, so findings land at the
 //! right line; readers never panic on malformed input.
@@ -17,6 +19,7 @@ pub mod arm;
 pub(crate) mod aso;
 pub(crate) mod azureml;
 pub(crate) mod common;
+pub mod export;
 pub(crate) mod kaito;
 pub(crate) mod kubernetes;
 pub mod terraform;
@@ -47,6 +50,8 @@ pub fn normalize(doc: &Value, source: Source) -> Vec<Resource> {
             "kaito-workspace" => "KAITO workspace".to_string(),
             "aml-workspace" => "Azure ML workspace".to_string(),
             "aml-kubernetes-compute" => "Azure ML Kubernetes compute".to_string(),
+            "vm" => "virtual machine".to_string(),
+            "vm-scale-set" => "VM scale set".to_string(),
             _ => r.source_kind.clone(),
         };
         let role = r
@@ -61,7 +66,56 @@ pub fn normalize(doc: &Value, source: Source) -> Vec<Resource> {
     out
 }
 
+/// Whether `doc` is a document a policy reads: an object, or an array that is an export of
+/// Azure resources (`az ... list`, a Resource Graph result printed as an array).
+pub fn readable(doc: &Value) -> bool {
+    doc.is_object() || (doc.is_array() && export::rows(doc).is_some())
+}
+
+/// The independent parts of a large document, each with the JSON pointer it sits at, when
+/// the document is a collection: the items of a Kubernetes `List` / `*List` (what `kubectl
+/// get -o yaml|json` prints; a typed list's items get the list's item kind), or the rows of
+/// an Azure export. Evaluating each part on its own gives the same resources, with pointers
+/// relative to the part, as evaluating the whole; hosts use it to evaluate a dump of
+/// thousands of objects item by item (in parallel, each within the sandbox's memory).
+/// `None` for any other document.
+pub fn parts(doc: &Value) -> Option<Vec<(String, Value)>> {
+    if let Some(rows) = export::rows(doc) {
+        return Some(rows.into_iter().map(|(p, v)| (p, v.clone())).collect());
+    }
+    let kind = str_at(doc, "/kind")?;
+    let Some(Value::Array(items)) = doc.get("items") else {
+        return None;
+    };
+    if !kind.ends_with("List") || str_at(doc, "/apiVersion").is_none() {
+        return None;
+    }
+    let api = str_at(doc, "/apiVersion").unwrap_or_default();
+    let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty());
+    Some(
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let mut item = item.clone();
+                if let (Some(o), Some(k)) = (item.as_object_mut(), item_kind)
+                    && !o.contains_key("kind")
+                {
+                    o.insert("kind".into(), Value::from(k));
+                    o.entry("apiVersion").or_insert_with(|| Value::from(api));
+                }
+                (format!("/items/{i}"), item)
+            })
+            .collect(),
+    )
+}
+
 fn normalize_inner(doc: &Value, source: Source) -> Vec<Resource> {
+    if matches!(source, Source::Unknown | Source::Arm | Source::AzureMl)
+        && let Some(rows) = export::rows(doc)
+    {
+        return export::normalize(&rows);
+    }
     let Some(obj) = doc.as_object() else {
         return Vec::new();
     };
@@ -113,6 +167,60 @@ fn normalize_inner(doc: &Value, source: Source) -> Vec<Resource> {
         return Vec::new();
     }
     azureml::normalize(doc)
+}
+
+/// Whether `doc` can be read as `source` says. `None` when it can (or the source is
+/// `unknown`); otherwise what the document is and what the source kind expects, for the
+/// `invalid-document` error. A declared source kind is a promise about the document: one
+/// it contradicts is refused, never read as something else or passed with no resources.
+/// - `kubernetes`: an object with string `apiVersion` and `kind`;
+/// - `admission-review`: an `AdmissionReview` with a `request`, or a bare AdmissionRequest;
+/// - `azure-ml`: not a Kubernetes object, an ARM document or a Terraform document;
+/// - `arm` and `bicep`: not a Kubernetes object or a Terraform document;
+/// - `terraform`: not a Kubernetes object or an ARM document.
+pub fn source_mismatch(doc: &Value, source: Source) -> Option<String> {
+    let kubernetes = str_at(doc, "/apiVersion").is_some() && str_at(doc, "/kind").is_some();
+    let review = (str_at(doc, "/kind") == Some("AdmissionReview")
+        && doc.get("request").is_some_and(Value::is_object))
+        || (doc.get("uid").is_some()
+            && doc.get("kind").is_some_and(Value::is_object)
+            && doc.get("object").is_some_and(Value::is_object));
+    let arm = arm::recognise(doc);
+    let terraform = terraform::recognise(doc);
+    let (name, found) = match source {
+        Source::Unknown => return None,
+        Source::Kubernetes if kubernetes => return None,
+        Source::Kubernetes => (
+            "kubernetes",
+            "an object without string `apiVersion` and `kind`",
+        ),
+        Source::AdmissionReview if review => return None,
+        Source::AdmissionReview => (
+            "admission-review",
+            "neither an `AdmissionReview` with a `request` nor an AdmissionRequest",
+        ),
+        Source::AzureMl | Source::Arm | Source::Bicep | Source::Terraform => {
+            let name = match source {
+                Source::AzureMl => "azure-ml",
+                Source::Arm => "arm",
+                Source::Bicep => "bicep",
+                _ => "terraform",
+            };
+            let found = if terraform && source != Source::Terraform {
+                "a Terraform configuration, plan or state"
+            } else if arm && matches!(source, Source::AzureMl | Source::Terraform) {
+                "an ARM template or resource body"
+            } else if kubernetes && !arm && !terraform {
+                "a Kubernetes object (it has `apiVersion` and `kind`)"
+            } else {
+                return None;
+            };
+            (name, found)
+        }
+    };
+    Some(format!(
+        "source-kind `{name}` does not match the document: it is {found}; pass the matching source kind, or `unknown` to detect the format from the document"
+    ))
 }
 
 /// One Kubernetes object at `base` in the document.
@@ -268,6 +376,100 @@ mod tests {
             ("kaito-workspace", "inference")
         );
         assert_eq!(r.fields["sku"], "/resource/instanceType");
+    }
+}
+
+#[cfg(test)]
+mod source_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_parts_of_a_list_or_export_give_the_resources_of_the_whole() {
+        let list = json!({"apiVersion": "v1", "kind": "PodList", "items": [
+            {"metadata": {"name": "a", "namespace": "ml"}, "spec": {
+                "nodeSelector": {"node.kubernetes.io/instance-type": "Standard_NC6"},
+                "containers": [{"name": "c", "image": "nvidia/cuda:12.4.1-base-ubuntu22.04",
+                                "resources": {"limits": {"nvidia.com/gpu": 1}}}]}},
+            {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "b"}, "spec": {"template": {"spec": {
+                "containers": [{"name": "c", "image": "busybox"}]}}}}]});
+        let whole = normalize(&list, Source::Unknown);
+        let mut from_parts = Vec::new();
+        for (prefix, part) in parts(&list).unwrap_or_default() {
+            for mut r in normalize(&part, Source::Unknown) {
+                r.pointer = format!("{prefix}{}", r.pointer);
+                for p in r.fields.values_mut() {
+                    *p = format!("{prefix}{p}");
+                }
+                from_parts.push(r);
+            }
+        }
+        assert_eq!(whole.len(), 2);
+        assert_eq!(whole, from_parts);
+        assert!(parts(&json!({"apiVersion": "v1", "kind": "Pod"})).is_none());
+        assert!(parts(&json!({"kind": "NotAList", "items": []})).is_none());
+    }
+
+    #[test]
+    fn a_declared_source_kind_the_document_contradicts_is_named() {
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "spec": {}});
+        let aml = json!({"type": "amlcompute", "size": "Standard_NC6"});
+        let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "u"}});
+        let template = json!({"resources": [{"type": "Microsoft.Compute/virtualMachines", "apiVersion": "2024-03-01"}]});
+        let tf = json!({"resource": {"azurerm_kubernetes_cluster": {"k": {}}}});
+        for (doc, source) in [
+            (&pod, Source::Kubernetes),
+            (&pod, Source::Unknown),
+            (&aml, Source::AzureMl),
+            (&aml, Source::Unknown),
+            (&review, Source::AdmissionReview),
+            (&review, Source::Kubernetes),
+            (&template, Source::Arm),
+            (&template, Source::Bicep),
+            (&tf, Source::Terraform),
+        ] {
+            assert_eq!(source_mismatch(doc, source), None, "{doc} as {source:?}");
+        }
+        for (doc, source, expected) in [
+            (
+                &aml,
+                Source::Kubernetes,
+                "source-kind `kubernetes` does not match the document: it is an object without string `apiVersion` and `kind`",
+            ),
+            (
+                &pod,
+                Source::AzureMl,
+                "source-kind `azure-ml` does not match the document: it is a Kubernetes object",
+            ),
+            (
+                &pod,
+                Source::AdmissionReview,
+                "source-kind `admission-review` does not match",
+            ),
+            (
+                &template,
+                Source::AzureMl,
+                "it is an ARM template or resource body",
+            ),
+            (
+                &template,
+                Source::Terraform,
+                "it is an ARM template or resource body",
+            ),
+            (
+                &tf,
+                Source::Arm,
+                "it is a Terraform configuration, plan or state",
+            ),
+            (
+                &pod,
+                Source::Bicep,
+                "source-kind `bicep` does not match the document: it is a Kubernetes object",
+            ),
+        ] {
+            let got = source_mismatch(doc, source).unwrap_or_default();
+            assert!(got.contains(expected), "{doc} as {source:?}: {got}");
+        }
     }
 }
 
