@@ -1,6 +1,7 @@
 //! End-to-end tests: run the real `computeguard` binary on fixture files and
 //! assert the exact findings, exit codes and messages.
 
+mod audit;
 mod baseline;
 mod check;
 mod commands;
