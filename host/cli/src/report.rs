@@ -656,7 +656,11 @@ impl Report {
                 st.paint("1", "findings on Azure resources by subscription:")
             )?;
             writeln!(out, "  {}", list(&e.by_subscription))?;
-            writeln!(out, "{}", st.paint("1", "by resource group:"))?;
+            writeln!(
+                out,
+                "{}",
+                st.paint("1", "findings on Azure resources by resource group:")
+            )?;
             writeln!(out, "  {}", list(&e.by_resource_group))?;
             writeln!(out)?;
         }
