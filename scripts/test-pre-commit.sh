@@ -36,7 +36,7 @@ echo "== the published hook manifest is valid"
 "$pre_commit" validate-manifest .pre-commit-hooks.yaml
 
 echo "== the repository root is a package with the entry's binary (for language: rust)"
-entry_bin=$(sed -n 's/^ *entry: *\([^ ]*\).*/\1/p' .pre-commit-hooks.yaml)
+entry_bin=$(sed -n 's/^ *entry: *\([^ ]*\).*/\1/p' .pre-commit-hooks.yaml | head -1)
 cargo metadata --no-deps --format-version 1 --manifest-path Cargo.toml \
   | python3 -c '
 import json, os, sys

@@ -33,4 +33,7 @@ fi
 echo "== embedding: the Rust, Node and Python hosts and the CLI agree (docs/embedding.md)"
 scripts/test-embedding.sh
 
+echo "== install without Rust: the PyPI wheel, pre-commit from it, the npm package (docs/install.md)"
+scripts/test-packages.sh
+
 echo "all checks passed"
