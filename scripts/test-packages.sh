@@ -23,8 +23,11 @@ ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 echo "== the wheel (maturin, bindings = bin)"
 wheel=$(PROFILE=${PROFILE:-dev} scripts/build-wheel.sh | tail -1)
 [ -f "$wheel" ] || fail "no wheel built"
-unzip -l "$wheel" | grep -q 'computeguard-0.1.0.data/scripts/computeguard$' \
-  || fail "the wheel does not carry the binary as a script: $(unzip -l "$wheel")"
+python3 - "$wheel" <<'PY' || fail "the wheel does not carry the binary as a script"
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+assert "computeguard-0.1.0.data/scripts/computeguard" in names, names
+PY
 echo "built $(basename "$wheel") ($(( $(stat -c %s "$wheel") / 1024 / 1024 )) MiB)"
 
 echo "== pip install of the wheel into a fresh virtualenv, offline"
