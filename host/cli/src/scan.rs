@@ -584,13 +584,8 @@ impl Scan<'_> {
         // each item alone within the sandbox's memory, the items of a large dump in
         // parallel; pointers are made relative to the whole document again below.
         let units: Vec<(String, std::borrow::Cow<'_, serde_json::Value>)> =
-            match computeguard_policy_core::read::parts(&doc.value) {
-                Some(parts) => parts
-                    .into_iter()
-                    .map(|(prefix, v)| (prefix, std::borrow::Cow::Owned(v)))
-                    .collect(),
-                None => vec![(String::new(), std::borrow::Cow::Borrowed(&doc.value))],
-            };
+            computeguard_policy_core::read::parts(&doc.value)
+                .unwrap_or_else(|| vec![(String::new(), std::borrow::Cow::Borrowed(&doc.value))]);
         let evaluate = |(_, value): &(String, std::borrow::Cow<'_, serde_json::Value>)| {
             let json = value.to_string();
             self.policies

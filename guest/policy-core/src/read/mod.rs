@@ -30,6 +30,7 @@ pub use kubernetes::pod_specs;
 use crate::compute::{Resource, Source};
 use common::str_at;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// Deepest nesting of `List` objects that is followed.
 const MAX_LIST_DEPTH: usize = 8;
@@ -79,9 +80,13 @@ pub fn readable(doc: &Value) -> bool {
 /// relative to the part, as evaluating the whole; hosts use it to evaluate a dump of
 /// thousands of objects item by item (in parallel, each within the sandbox's memory).
 /// `None` for any other document.
-pub fn parts(doc: &Value) -> Option<Vec<(String, Value)>> {
+pub fn parts(doc: &Value) -> Option<Vec<(String, Cow<'_, Value>)>> {
     if let Some(rows) = export::rows(doc) {
-        return Some(rows.into_iter().map(|(p, v)| (p, v.clone())).collect());
+        return Some(
+            rows.into_iter()
+                .map(|(p, v)| (p, Cow::Borrowed(v)))
+                .collect(),
+        );
     }
     let kind = str_at(doc, "/kind")?;
     let Some(Value::Array(items)) = doc.get("items") else {
@@ -97,14 +102,16 @@ pub fn parts(doc: &Value) -> Option<Vec<(String, Value)>> {
             .iter()
             .enumerate()
             .map(|(i, item)| {
-                let mut item = item.clone();
-                if let (Some(o), Some(k)) = (item.as_object_mut(), item_kind)
-                    && !o.contains_key("kind")
-                {
-                    o.insert("kind".into(), Value::from(k));
-                    o.entry("apiVersion").or_insert_with(|| Value::from(api));
-                }
-                (format!("/items/{i}"), item)
+                let part = match (item.as_object(), item_kind) {
+                    (Some(o), Some(k)) if !o.contains_key("kind") => {
+                        let mut o = o.clone();
+                        o.insert("kind".into(), Value::from(k));
+                        o.entry("apiVersion").or_insert_with(|| Value::from(api));
+                        Cow::Owned(Value::Object(o))
+                    }
+                    _ => Cow::Borrowed(item),
+                };
+                (format!("/items/{i}"), part)
             })
             .collect(),
     )
