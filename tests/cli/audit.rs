@@ -7,8 +7,6 @@
 use crate::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::process::Stdio;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -16,50 +14,41 @@ const DUMP: &str = "tests/fixtures/audit/kubectl-get-pods-deployments-jobs-A.yam
 
 /// `check` with `args`, `input` piped to standard input: (exit code, stdout).
 fn piped(args: &[&str], input: &[u8]) -> Result<(i32, String), Box<dyn std::error::Error>> {
-    let mut child = computeguard()
-        .args(["check", "--as-of", "2026-11-22"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    let text = input.to_vec();
-    let writer = std::thread::spawn(move || stdin.write_all(&text));
-    let out = child.wait_with_output()?;
-    writer.join().map_err(|_| "writer panicked")??;
-    Ok((code(&out), stdout(&out)))
+    let (code, out, _) = check_piped(args, input)?;
+    Ok((code, out))
+}
+
+/// `f` of every finding of a JSON report, sorted.
+fn each_finding<T: Ord>(report: &Value, f: impl Fn(&Value) -> T) -> Vec<T> {
+    let mut v: Vec<T> = report["findings"]
+        .as_array()
+        .map(|a| a.iter().map(f).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
 }
 
 /// (rule, resource name, object namespace/name/uid or "-", line) of every finding.
 fn rows(report: &Value) -> Vec<(String, String, String, u64)> {
-    let mut v: Vec<_> = report["findings"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .iter()
-        .map(|f| {
-            let o = &f["object"];
-            let object = if o.is_object() {
-                format!(
-                    "{}/{}/{}",
-                    o["namespace"].as_str().unwrap_or(""),
-                    o["name"].as_str().unwrap_or(""),
-                    o["uid"].as_str().unwrap_or("")
-                )
-            } else {
-                "-".into()
-            };
-            (
-                f["rule"].as_str().unwrap_or("").to_string(),
-                f["resource"]["name"].as_str().unwrap_or("").to_string(),
-                object,
-                f["line"].as_u64().unwrap_or(0),
+    each_finding(report, |f| {
+        let o = &f["object"];
+        let object = if o.is_object() {
+            format!(
+                "{}/{}/{}",
+                o["namespace"].as_str().unwrap_or(""),
+                o["name"].as_str().unwrap_or(""),
+                o["uid"].as_str().unwrap_or("")
             )
-        })
-        .collect();
-    v.sort();
-    v
+        } else {
+            "-".into()
+        };
+        (
+            f["rule"].as_str().unwrap_or("").to_string(),
+            f["resource"]["name"].as_str().unwrap_or("").to_string(),
+            object,
+            f["line"].as_u64().unwrap_or(0),
+        )
+    })
 }
 
 fn own(v: &[(&str, &str, &str, u64)]) -> Vec<(String, String, String, u64)> {
@@ -164,20 +153,12 @@ fn a_dump_piped_through_standard_input_gives_the_same_findings() -> TestResult {
 
 /// (rule, Azure resource id) of every finding.
 fn ids(report: &Value) -> Vec<(String, String)> {
-    let mut v: Vec<_> = report["findings"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .iter()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap_or("").to_string(),
-                f["resource"]["name"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
-    v.sort();
-    v
+    each_finding(report, |f| {
+        (
+            f["rule"].as_str().unwrap_or("").to_string(),
+            f["resource"]["name"].as_str().unwrap_or("").to_string(),
+        )
+    })
 }
 
 const NC6S_POOL: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourcegroups/clitest000001/providers/Microsoft.ContainerService/managedClusters/cliakstest000001/agentPools/c000003";

@@ -6,9 +6,7 @@
 use crate::formats_out::{sarif_validator, schema_errors};
 use crate::*;
 use serde_json::Value;
-use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -415,23 +413,7 @@ fn check_stdin(
     args: &[&str],
     input: &str,
 ) -> Result<(i32, String, String), Box<dyn std::error::Error>> {
-    let mut child = computeguard()
-        .args(["check", "--as-of", "2026-11-22"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    let text = input.to_string();
-    let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
-    let out = child.wait_with_output()?;
-    // A run that stops before reading all of it (a usage error) closes the pipe early.
-    match writer.join().map_err(|_| "writer panicked")? {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
-        _ => {}
-    }
-    Ok((code(&out), stdout(&out), stderr(&out)))
+    check_piped(args, input.as_bytes())
 }
 
 #[test]

@@ -44,6 +44,33 @@ pub fn computeguard() -> Command {
     cmd
 }
 
+/// `check --as-of 2026-11-22 ARGS` with `input` written to its standard input through a
+/// real pipe: (exit code, stdout, stderr).
+pub fn check_piped(
+    args: &[&str],
+    input: &[u8],
+) -> Result<(i32, String, String), Box<dyn std::error::Error>> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = computeguard()
+        .args(["check", "--as-of", "2026-11-22"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let text = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&text));
+    let out = child.wait_with_output()?;
+    // A run that stops before reading all of it (a usage error) closes the pipe early.
+    match writer.join().map_err(|_| "writer panicked")? {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
+    }
+    Ok((code(&out), stdout(&out), stderr(&out)))
+}
+
 pub fn run(args: &[&str]) -> Output {
     computeguard()
         .args(args)

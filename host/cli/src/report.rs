@@ -648,20 +648,20 @@ impl Report {
                     .collect::<Vec<_>>()
                     .join(", ")
             };
-            writeln!(out, "{}", st.paint("1", "findings by rule:"))?;
-            writeln!(out, "  {}", list(&e.by_rule))?;
-            writeln!(
-                out,
-                "{}",
-                st.paint("1", "findings on Azure resources by subscription:")
-            )?;
-            writeln!(out, "  {}", list(&e.by_subscription))?;
-            writeln!(
-                out,
-                "{}",
-                st.paint("1", "findings on Azure resources by resource group:")
-            )?;
-            writeln!(out, "  {}", list(&e.by_resource_group))?;
+            for (title, counts) in [
+                ("findings by rule:", &e.by_rule),
+                (
+                    "findings on Azure resources by subscription:",
+                    &e.by_subscription,
+                ),
+                (
+                    "findings on Azure resources by resource group:",
+                    &e.by_resource_group,
+                ),
+            ] {
+                writeln!(out, "{}", st.paint("1", title))?;
+                writeln!(out, "  {}", list(counts))?;
+            }
             writeln!(out)?;
         }
         let plural =
