@@ -5,6 +5,11 @@
 #
 #   scripts/loadtest.sh [RATE] [SECONDS] [CONNECTIONS]     (defaults: 2000 20 8)
 #
+# RATE 0 is closed loop: every connection sends its next request when the last is
+# answered (the server's throughput at that concurrency). LOADTEST_BODY=FILE sends that
+# AdmissionReview every time instead of the mix. scripts/loadtest-sweep.sh runs both
+# bodies of issue 16 at 1, 4, 16 and 64 connections.
+#
 # The server starts with an empty artifact cache, so it compiles (and pre-initialises)
 # the built-in policy itself; LOADTEST_CACHE=DIR uses DIR instead, so a second run
 # measures a server that starts from a warm cache, as a deployed replica does.
@@ -28,7 +33,9 @@ start_server 18443
 "$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate 500 --seconds 2 --connections "$CONNS" >/dev/null
 cpu() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }   # utime + stime, clock ticks
 before=$(cpu)
-"$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate "$RATE" --seconds "$SECONDS_" --connections "$CONNS" | tee "$WORK/run.txt"
+body=()
+[ -n "${LOADTEST_BODY:-}" ] && body=(--body "$LOADTEST_BODY")
+"$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate "$RATE" --seconds "$SECONDS_" --connections "$CONNS" "${body[@]}" | tee "$WORK/run.txt"
 after=$(cpu)
 sent=$(awk '/^sent/ {print $2}' "$WORK/run.txt")
 echo "server CPU per request: $(( (after - before) * 1000000 / $(getconf CLK_TCK) / sent )) us (utime+stime over $sent requests)"

@@ -270,7 +270,9 @@ fn a_document_that_is_not_an_object_is_invalid_document() -> anyhow::Result<()> 
         let err = policy
             .evaluate(&Request::new(document.as_str(), "2026-11-22"))
             .expect_err(&document);
-        let want = format!("invalid document: expected a JSON object, got {got}");
+        let want = format!(
+            "invalid document: expected a JSON object (or an array of Azure resources with `id`), got {got}"
+        );
         assert!(
             matches!(&err, EvalError::Policy { reason, .. } if *reason == want),
             "{document}: expected `{want}`, got {err}"

@@ -25,7 +25,7 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn usage() -> ! {
     eprintln!(
-        "usage: loadgen certs DIR\n       loadgen run --addr HOST:PORT --ca FILE [--rate N] [--seconds N] [--connections N] [--path /validate] [--check] [--malformed-permille N]"
+        "usage: loadgen certs DIR\n       loadgen run --addr HOST:PORT --ca FILE [--rate N] [--seconds N] [--connections N] [--path /validate] [--check] [--malformed-permille N] [--body FILE]"
     );
     std::process::exit(2)
 }
@@ -44,6 +44,7 @@ fn main() -> Result<(), Error> {
                 path: "/validate".into(),
                 check: false,
                 malformed_permille: 0,
+                body: None,
             };
             let mut it = args[1..].iter();
             while let Some(flag) = it.next() {
@@ -58,6 +59,7 @@ fn main() -> Result<(), Error> {
                     "--rate" => opts.rate = value.parse()?,
                     "--seconds" => opts.seconds = value.parse()?,
                     "--connections" => opts.connections = value.parse()?,
+                    "--body" => opts.body = Some(PathBuf::from(value)),
                     "--path" => opts.path = value.clone(),
                     "--malformed-permille" => opts.malformed_permille = value.parse()?,
                     _ => usage(),
@@ -106,6 +108,8 @@ struct Opts {
     check: bool,
     /// Per mille of requests sent malformed (no uid): each must get HTTP 400.
     malformed_permille: u64,
+    /// Send this AdmissionReview for every request instead of the mix.
+    body: Option<PathBuf>,
 }
 
 /// A request the API server could never send: no `request.uid`.
@@ -198,7 +202,10 @@ struct Tally {
 async fn run(o: Opts) -> Result<(), Error> {
     let ca = CertificateDer::from_pem_file(&o.ca)?;
     let tls = tls_config(ca)?;
-    let bodies = Arc::new(mix());
+    let bodies = Arc::new(match &o.body {
+        Some(path) => vec![bytes::Bytes::from(std::fs::read(path)?)],
+        None => mix(),
+    });
     // The verdict each body gets on its own, before the load: what every later
     // answer for it must repeat.
     let mut expected = Vec::new();
@@ -216,10 +223,19 @@ async fn run(o: Opts) -> Result<(), Error> {
     let check = o.check;
     let malformed_permille = o.malformed_permille;
     let before = histogram(o.addr, tls.clone()).await?;
-    let per_conn_rate = o.rate as f64 / o.connections as f64;
+    // `--rate 0` is closed loop: each connection sends its next request as soon as the
+    // answer to the last one arrives, for `--seconds` (the server's throughput at that
+    // concurrency); latency is then measured from each send.
+    let closed = o.rate == 0;
+    let per_conn_rate = o.rate.max(1) as f64 / o.connections as f64;
     let interval = Duration::from_secs_f64(1.0 / per_conn_rate);
-    let total_per_conn = (per_conn_rate * o.seconds as f64) as u64;
+    let total_per_conn = if closed {
+        u64::MAX
+    } else {
+        (per_conn_rate * o.seconds as f64) as u64
+    };
     let start = Instant::now() + Duration::from_millis(200);
+    let end = start + Duration::from_secs(o.seconds);
     let mut tasks = Vec::new();
     for c in 0..o.connections {
         let tls = tls.clone();
@@ -234,13 +250,21 @@ async fn run(o: Opts) -> Result<(), Error> {
             let mut conn = match Connection::open(addr, "localhost", tls.clone()).await {
                 Ok(c) => c,
                 Err(e) => {
-                    tally.failed = total_per_conn;
+                    tally.failed = if closed { 1 } else { total_per_conn };
                     tally.first_error = Some(format!("connect: {e}"));
                     return tally;
                 }
             };
             for i in 0..total_per_conn {
-                let scheduled = start + offset + interval.mul_f64(i as f64);
+                let scheduled = if closed {
+                    let now = Instant::now();
+                    if now >= end {
+                        break;
+                    }
+                    now.max(start)
+                } else {
+                    start + offset + interval.mul_f64(i as f64)
+                };
                 tokio::time::sleep_until(scheduled.into()).await;
                 let which = ((c + i) as usize) % bodies.len();
                 let malformed = (c * 7919 + i * 104_729) % 1000 < malformed_permille;
@@ -309,7 +333,11 @@ async fn run(o: Opts) -> Result<(), Error> {
             all.first_error = t.first_error;
         }
     }
-    let elapsed = start.elapsed().as_secs_f64();
+    let elapsed = if closed {
+        o.seconds as f64
+    } else {
+        start.elapsed().as_secs_f64()
+    };
     let after = histogram(o.addr, tls).await?;
     all.latencies_us.sort_unstable();
     let pct = |p: f64| -> f64 {
