@@ -35,7 +35,9 @@ cpu() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }   # utime + stime, clock
 before=$(cpu)
 body=()
 [ -n "${LOADTEST_BODY:-}" ] && body=(--body "$LOADTEST_BODY")
-"$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate "$RATE" --seconds "$SECONDS_" --connections "$CONNS" "${body[@]}" | tee "$WORK/run.txt"
+# LOADGEN_ARGS: more load generator flags (e.g. --check).
+read -r -a extra <<<"${LOADGEN_ARGS:-}"
+"$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate "$RATE" --seconds "$SECONDS_" --connections "$CONNS" "${body[@]}" "${extra[@]}" | tee "$WORK/run.txt"
 after=$(cpu)
 sent=$(awk '/^sent/ {print $2}' "$WORK/run.txt")
 echo "server CPU per request: $(( (after - before) * 1000000 / $(getconf CLK_TCK) / sent )) us (utime+stime over $sent requests)"

@@ -95,6 +95,32 @@ pub struct Resource {
     pub fields: BTreeMap<String, String>,
 }
 
+impl Resource {
+    /// Whether the resource states a fact a compute rule judges. Every kind but
+    /// `k8s-workload` is compute by what it is (a cluster, a pool, an Azure ML compute, a
+    /// VM); a Kubernetes workload is compute when it states a VM size, GPU or RDMA
+    /// requests, a CUDA version (image, environment or label), a MIG profile, a region, a
+    /// priority (spot), or a `computeguard.io/*` label. The webhook admits a workload that
+    /// states none of them without running policies that declare they judge only such
+    /// facts (the built-in ones; see `computeguard_server::LoadedPolicy`).
+    pub fn declares_compute(&self) -> bool {
+        self.kind != "k8s-workload"
+            || self.sku.is_some()
+            || self.gpu_requests > 0.0
+            || self.rdma_requests > 0.0
+            || self.cuda.is_some()
+            || self.gpu_instance_profile.is_some()
+            || self.region.is_some()
+            || self.priority.is_some()
+            || self.isolation_required
+            || self.gpu_operator
+            || self
+                .labels
+                .keys()
+                .any(|k| k.starts_with("computeguard.io/"))
+    }
+}
+
 /// Which input format a document is in, as far as the caller knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {

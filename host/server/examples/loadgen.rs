@@ -265,7 +265,9 @@ async fn run(o: Opts) -> Result<(), Error> {
                 } else {
                     start + offset + interval.mul_f64(i as f64)
                 };
-                tokio::time::sleep_until(scheduled.into()).await;
+                if !closed {
+                    tokio::time::sleep_until(scheduled.into()).await;
+                }
                 let which = ((c + i) as usize) % bodies.len();
                 let malformed = (c * 7919 + i * 104_729) % 1000 < malformed_permille;
                 let body = if malformed {

@@ -37,6 +37,14 @@ impl Level {
 pub struct LoadedPolicy {
     pub policy: Policy,
     pub settings: String,
+    /// The policy judges only resources that state a compute fact
+    /// ([`model::Resource::declares_compute`]), so a request whose resources state none
+    /// may be admitted without running it. True for computeguard's built-in policies,
+    /// whose every rule needs such a fact (the e2e test
+    /// `plain_workloads_get_the_same_answer_without_a_sandbox` checks the answers are
+    /// unchanged on real workloads); false for any other policy, which then sees every
+    /// workload.
+    pub only_compute_facts: bool,
 }
 
 /// Everything one generation of the server evaluates with. Built by a [`crate::Loader`]
@@ -238,6 +246,11 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
     let resources = model::normalize(&object, Source::Kubernetes);
     if resources.is_empty() {
         return decided(Decision::skip("no compute declared"));
+    }
+    if set.policies.iter().all(|p| p.only_compute_facts)
+        && !resources.iter().any(model::Resource::declares_compute)
+    {
+        return decided(Decision::skip("no compute fact declared"));
     }
     let operation = match review.operation {
         Operation::Create => computeguard_engine::Operation::Create,

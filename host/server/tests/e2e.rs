@@ -46,6 +46,7 @@ impl Loader for FileLoader {
         let mut policies = vec![LoadedPolicy {
             policy: engine.load(computeguard_builtins::BUILTINS[0].component, "builtin")?,
             settings: "{}".into(),
+            only_compute_facts: true,
         }];
         if v["hostile"] == json!(true) {
             policies.push(LoadedPolicy {
@@ -54,12 +55,14 @@ impl Loader for FileLoader {
                     "hostile.wasm",
                 )?,
                 settings: "{}".into(),
+                only_compute_facts: false,
             });
         }
         if v["runaway"] == json!(true) {
             policies.push(LoadedPolicy {
                 policy: engine.load(&runaway_component()?, "runaway.wasm")?,
                 settings: "{}".into(),
+                only_compute_facts: false,
             });
         }
         let mut levels = BTreeMap::new();
@@ -401,7 +404,12 @@ async fn validate_denies_warns_and_allows() {
     );
     assert!(r.get("status").is_none());
 
-    // No GPU, no size: evaluated, nothing to say.
+    // A current GPU size, tolerated and selected: evaluated, nothing to say.
+    let r = answer(&mut c, "/validate", review("uid-a100", "ml", a100_pod())).await;
+    assert_eq!(r["allowed"], true);
+    assert!(r.get("warnings").is_none(), "{r}");
+
+    // No GPU, no size, no compute fact: admitted without a sandbox (counted as skipped).
     let r = answer(
         &mut c,
         "/validate",
@@ -424,9 +432,9 @@ async fn validate_denies_warns_and_allows() {
     let (status, body) = c.get("/metrics").await.expect("metrics");
     assert_eq!(status, StatusCode::OK);
     let text = String::from_utf8_lossy(&body);
-    for verdict in ["denied", "warned", "allowed", "skipped"] {
+    for (verdict, n) in [("denied", 1), ("warned", 1), ("allowed", 1), ("skipped", 2)] {
         let line = format!(
-            r#"computeguard_admission_requests_total{{endpoint="validate",verdict="{verdict}"}} 1"#
+            r#"computeguard_admission_requests_total{{endpoint="validate",verdict="{verdict}"}} {n}"#
         );
         assert!(text.contains(&line), "{line} in {text}");
     }

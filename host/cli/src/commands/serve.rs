@@ -85,6 +85,9 @@ impl Loader for CliLoader {
                 .map(|l| computeguard_server::LoadedPolicy {
                     policy: l.policy,
                     settings: l.settings_text,
+                    // Every built-in rule needs a compute fact; other policies see every
+                    // workload.
+                    only_compute_facts: l.builtin,
                 })
                 .collect(),
             levels,
