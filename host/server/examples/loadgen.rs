@@ -116,12 +116,14 @@ struct Opts {
 const MALFORMED: &[u8] =
     br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"operation":"CREATE"}}"#;
 
-/// `(uid, allowed)` of an answer body.
-fn verdict(body: &[u8]) -> Option<(String, bool)> {
+/// `(uid, allowed, status code)` of an answer body: a denial for a violation (403) and
+/// an "overloaded" denial (503) are different verdicts.
+fn verdict(body: &[u8]) -> Option<(String, bool, u64)> {
     let v: serde_json::Value = serde_json::from_slice(body).ok()?;
     Some((
         v["response"]["uid"].as_str()?.to_string(),
         v["response"]["allowed"].as_bool()?,
+        v["response"]["status"]["code"].as_u64().unwrap_or(200),
     ))
 }
 
