@@ -189,6 +189,16 @@ fn azure_exports_are_recognised_by_shape_and_name_the_resource_id() -> TestResul
                 ("sku-retired", NC6S_POOL),
             ],
         ),
+        // `az ml compute list`: the Azure ML CLI v2 shape, with the id.
+        ("az-ml-compute-list-nc6.json", vec![("sku-retired", aml)]),
+        // `az aks show`: flattened; the pool is the cluster's child `/agentPools/<name>`.
+        (
+            "az-aks-show-gpumig-nd96asr-v4.json",
+            vec![(
+                "gpu-workload-scheduling",
+                "/subscriptions/00000000-0000-0000-0000-000000000000/resourcegroups/rg1/providers/Microsoft.ContainerService/managedClusters/clustername1/agentPools/nodepool1",
+            )],
+        ),
         // Resource Graph rows that project no size: read, nothing to say.
         ("arg-rest-resources-filter-vms.json", vec![]),
         // An attached Kubernetes compute: no VM size, nothing to say.
