@@ -18,9 +18,6 @@ use super::{arm, azureml};
 use crate::compute::Resource;
 use serde_json::{Map, Value};
 
-/// Most rows read from one export; more than a policy can judge in one call.
-pub(super) const MAX_ROWS: usize = 100_000;
-
 /// Keys a flattened `az` row keeps at the top level of the ARM body; the rest are properties.
 const TOP_LEVEL: [&str; 10] = [
     "id", "name", "type", "location", "tags", "sku", "kind", "identity", "zones", "plan",
@@ -78,7 +75,6 @@ fn list<'a>(items: &'a [Value], base: &str) -> Option<Vec<(String, &'a Value)>> 
             .iter()
             .enumerate()
             .filter(|(_, r)| r.is_object())
-            .take(MAX_ROWS)
             .map(|(i, r)| (format!("{base}/{i}"), r))
             .collect()
     })
