@@ -7,15 +7,25 @@
 //! Admission is bounded: at most `max_in_flight` jobs are queued or running; one
 //! more is refused at once, and the caller answers it as overloaded.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
+/// The jobs waiting for a thread. One lock and one condition variable: a new job wakes
+/// exactly one idle thread. (A `std::sync::mpsc` receiver shared behind a mutex, the
+/// first version, woke two per job: the thread blocked in `recv` holding the mutex, then,
+/// when it let go, the next thread waiting for the mutex.)
+#[derive(Default)]
+struct Queue {
+    jobs: Mutex<(VecDeque<Job>, bool)>,
+    ready: Condvar,
+}
+
 /// A fixed set of evaluation threads fed by one queue.
 pub struct Pool {
-    tx: Sender<Job>,
+    queue: Arc<Queue>,
     in_flight: Arc<AtomicUsize>,
     max_in_flight: usize,
 }
@@ -27,16 +37,15 @@ pub struct Full;
 impl Pool {
     /// Starts `workers` threads (at least one) named `computeguard-eval-N`.
     pub fn new(workers: usize, max_in_flight: usize) -> std::io::Result<Pool> {
-        let (tx, rx) = channel::<Job>();
-        let rx = Arc::new(Mutex::new(rx));
+        let queue = Arc::new(Queue::default());
         for i in 0..workers.max(1) {
-            let rx = rx.clone();
+            let queue = queue.clone();
             std::thread::Builder::new()
                 .name(format!("computeguard-eval-{i}"))
-                .spawn(move || work(&rx))?;
+                .spawn(move || work(&queue))?;
         }
         Ok(Pool {
-            tx,
+            queue,
             in_flight: Arc::new(AtomicUsize::new(0)),
             max_in_flight: max_in_flight.max(1),
         })
@@ -58,16 +67,30 @@ impl Pool {
             let _slot = Slot(in_flight);
             job();
         });
-        if self.tx.send(job).is_err() {
-            self.in_flight.fetch_sub(1, Ordering::AcqRel);
-            return Err(Full);
+        match self.queue.jobs.lock() {
+            Ok(mut q) => q.0.push_back(job),
+            Err(_) => {
+                self.in_flight.fetch_sub(1, Ordering::AcqRel);
+                return Err(Full);
+            }
         }
+        self.queue.ready.notify_one();
         Ok(())
     }
 
     /// Jobs queued or running now.
     pub fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Pool {
+    /// The threads finish the jobs already queued, then end.
+    fn drop(&mut self) {
+        if let Ok(mut q) = self.queue.jobs.lock() {
+            q.1 = true;
+        }
+        self.queue.ready.notify_all();
     }
 }
 
@@ -79,15 +102,25 @@ impl Drop for Slot {
     }
 }
 
-fn work(rx: &Mutex<Receiver<Job>>) {
+fn work(queue: &Queue) {
     lower_priority();
     loop {
-        let job = match rx.lock() {
-            Ok(rx) => match rx.recv() {
-                Ok(job) => job,
-                Err(_) => return, // the pool is gone
-            },
-            Err(_) => return,
+        let job = {
+            let Ok(mut q) = queue.jobs.lock() else {
+                return;
+            };
+            loop {
+                if let Some(job) = q.0.pop_front() {
+                    break job;
+                }
+                if q.1 {
+                    return; // the pool is gone
+                }
+                q = match queue.ready.wait(q) {
+                    Ok(q) => q,
+                    Err(_) => return,
+                };
+            }
         };
         // A panicking job must not take the thread with it.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
