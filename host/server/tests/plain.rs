@@ -18,6 +18,13 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+fn engine() -> Result<Engine, Box<dyn std::error::Error>> {
+    Ok(Engine::new(EngineConfig {
+        cache_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cwasm-cache")),
+        ..EngineConfig::default()
+    })?)
+}
+
 fn set(engine: &Engine, only_compute_facts: bool) -> Result<PolicySet, Box<dyn std::error::Error>> {
     Ok(PolicySet {
         policies: vec![LoadedPolicy {
@@ -73,10 +80,7 @@ fn objects(dirs: &[PathBuf]) -> Result<Vec<(String, Value)>, Box<dyn std::error:
 
 #[test]
 fn plain_workloads_get_the_same_answer_without_a_sandbox() -> TestResult {
-    let engine = Engine::new(EngineConfig {
-        cache_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cwasm-cache")),
-        ..EngineConfig::default()
-    })?;
+    let engine = engine()?;
     let (skipping, evaluating) = (set(&engine, true)?, set(&engine, false)?);
     let fixtures = root().join("tests/fixtures");
     let dirs = [
@@ -128,10 +132,7 @@ fn plain_workloads_get_the_same_answer_without_a_sandbox() -> TestResult {
 
 #[test]
 fn a_policy_that_sees_every_workload_is_run_on_a_plain_one() -> TestResult {
-    let engine = Engine::new(EngineConfig {
-        cache_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cwasm-cache")),
-        ..EngineConfig::default()
-    })?;
+    let engine = engine()?;
     let mut mixed = set(&engine, true)?;
     mixed.policies.push(LoadedPolicy {
         policy: engine.load(
