@@ -95,9 +95,7 @@ impl Finding {
     /// The Azure resource id, for a finding on a resource read from an Azure export.
     pub fn azure_id(&self) -> Option<&str> {
         let n = self.resource.name.as_str();
-        n.get(..15)
-            .is_some_and(|p| p.eq_ignore_ascii_case("/subscriptions/"))
-            .then_some(n)
+        computeguard_policy_core::read::export::is_resource_id(n).then_some(n)
     }
 
     /// Marks the finding as suppressed.

@@ -23,15 +23,16 @@ const TOP_LEVEL: [&str; 10] = [
     "id", "name", "type", "location", "tags", "sku", "kind", "identity", "zones", "plan",
 ];
 
-fn is_resource_id(v: &Value) -> bool {
-    v.as_str().is_some_and(|s| {
-        s.get(..15)
-            .is_some_and(|p| p.eq_ignore_ascii_case("/subscriptions/"))
-    })
+/// Whether `s` is an Azure resource id (`/subscriptions/…`, any case).
+pub fn is_resource_id(s: &str) -> bool {
+    s.get(..15)
+        .is_some_and(|p| p.eq_ignore_ascii_case("/subscriptions/"))
 }
 
 fn is_row(v: &Value) -> bool {
-    v.get("id").is_some_and(is_resource_id)
+    v.get("id")
+        .and_then(Value::as_str)
+        .is_some_and(is_resource_id)
 }
 
 /// The rows of an export, with their JSON pointers, or `None` when `doc` is not an export.
@@ -170,13 +171,6 @@ fn rebase(r: &mut Resource, f: impl Fn(&str) -> String) {
 /// Azure ML compute is named after its parent as well (`cluster/pool`, `workspace/compute`).
 fn identify(id: &str, r: &Resource) -> (String, String) {
     let segments: Vec<&str> = id.trim_end_matches('/').split('/').collect();
-    let after = |key: &str| {
-        segments
-            .windows(2)
-            .rev()
-            .find(|w| w[0].eq_ignore_ascii_case(key))
-            .map(|w| w[1])
-    };
     let own = segments.last().copied().unwrap_or_default();
     let is_cluster_id = segments
         .iter()
@@ -188,12 +182,12 @@ fn identify(id: &str, r: &Resource) -> (String, String) {
             let pool = r.name.rsplit('/').next().unwrap_or(&r.name);
             (format!("{id}/agentPools/{pool}"), format!("{own}/{pool}"))
         }
-        "aks-node-pool" => match after("managedClusters") {
+        "aks-node-pool" => match segment_after(id, "managedClusters") {
             Some(cluster) if !r.name.contains('/') => (id.to_string(), format!("{cluster}/{own}")),
             _ => (id.to_string(), r.name.clone()),
         },
         "aml-compute-cluster" | "aml-compute-instance" | "aml-kubernetes-compute" => {
-            match after("workspaces") {
+            match segment_after(id, "workspaces") {
                 Some(ws) if !r.name.contains('/') && !ws.eq_ignore_ascii_case(own) => {
                     (id.to_string(), format!("{ws}/{}", r.name))
                 }
@@ -204,16 +198,22 @@ fn identify(id: &str, r: &Resource) -> (String, String) {
     }
 }
 
+/// The segment after the last `key` segment of a resource id (any case).
+fn segment_after<'a>(id: &'a str, key: &str) -> Option<&'a str> {
+    let segments: Vec<&str> = id.split('/').collect();
+    segments
+        .windows(2)
+        .rev()
+        .find(|w| w[0].eq_ignore_ascii_case(key))
+        .map(|w| w[1])
+}
+
 /// The subscription and resource group named by a resource id.
 pub fn scope_of(id: &str) -> (Option<&str>, Option<&str>) {
-    let segments: Vec<&str> = id.split('/').collect();
-    let after = |key: &str| {
-        segments
-            .windows(2)
-            .find(|w| w[0].eq_ignore_ascii_case(key))
-            .map(|w| w[1])
-    };
-    (after("subscriptions"), after("resourceGroups"))
+    (
+        segment_after(id, "subscriptions"),
+        segment_after(id, "resourceGroups"),
+    )
 }
 
 #[cfg(test)]

@@ -88,30 +88,42 @@ pub fn parts(doc: &Value) -> Option<Vec<(String, Cow<'_, Value>)>> {
                 .collect(),
         );
     }
+    // A Kubernetes list: `apiVersion` as well as a `*List` kind.
+    str_at(doc, "/apiVersion")?;
+    let items = list_items(doc)?;
+    Some(
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| (format!("/items/{i}"), item))
+            .collect(),
+    )
+}
+
+/// The items of a `List` or typed `*List` (what `kubectl get -o yaml|json` prints). A typed
+/// list may leave the kind off its items (`kind: PodList`): they get the list's item kind
+/// and apiVersion. `None` when `doc` is not a list.
+fn list_items(doc: &Value) -> Option<Vec<Cow<'_, Value>>> {
     let kind = str_at(doc, "/kind")?;
+    if !kind.ends_with("List") {
+        return None;
+    }
     let Some(Value::Array(items)) = doc.get("items") else {
         return None;
     };
-    if !kind.ends_with("List") || str_at(doc, "/apiVersion").is_none() {
-        return None;
-    }
     let api = str_at(doc, "/apiVersion").unwrap_or_default();
     let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty());
     Some(
         items
             .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let part = match (item.as_object(), item_kind) {
-                    (Some(o), Some(k)) if !o.contains_key("kind") => {
-                        let mut o = o.clone();
-                        o.insert("kind".into(), Value::from(k));
-                        o.entry("apiVersion").or_insert_with(|| Value::from(api));
-                        Cow::Owned(Value::Object(o))
-                    }
-                    _ => Cow::Borrowed(item),
-                };
-                (format!("/items/{i}"), part)
+            .map(|item| match (item.as_object(), item_kind) {
+                (Some(o), Some(k)) if !o.contains_key("kind") => {
+                    let mut o = o.clone();
+                    o.insert("kind".into(), Value::from(k));
+                    o.entry("apiVersion").or_insert_with(|| Value::from(api));
+                    Cow::Owned(Value::Object(o))
+                }
+                _ => Cow::Borrowed(item),
             })
             .collect(),
     )
@@ -134,11 +146,9 @@ fn normalize_inner(doc: &Value, source: Source) -> Vec<Resource> {
             None => Vec::new(),
         };
     }
-    // A bare AdmissionRequest (the `request` of a review, as webhook test data stores it):
-    // `uid`, `kind` as a group/version/kind mapping, and the `object`.
-    // Test data often trims the object to metadata and spec: its kind then comes from
-    // the request's group/version/kind.
-    if obj.contains_key("uid")
+    // A bare AdmissionRequest. Test data often trims the object to metadata and spec: its
+    // kind then comes from the request's group/version/kind.
+    if is_admission_request(doc)
         && let Some(Value::Object(gvk)) = obj.get("kind")
         && let Some(Value::Object(inner)) = obj.get("object")
     {
@@ -186,22 +196,22 @@ fn normalize_inner(doc: &Value, source: Source) -> Vec<Resource> {
 /// - `arm` and `bicep`: not a Kubernetes object or a Terraform document;
 /// - `terraform`: not a Kubernetes object or an ARM document.
 pub fn source_mismatch(doc: &Value, source: Source) -> Option<String> {
-    let kubernetes = str_at(doc, "/apiVersion").is_some() && str_at(doc, "/kind").is_some();
-    let review = (str_at(doc, "/kind") == Some("AdmissionReview")
-        && doc.get("request").is_some_and(Value::is_object))
-        || (doc.get("uid").is_some()
-            && doc.get("kind").is_some_and(Value::is_object)
-            && doc.get("object").is_some_and(Value::is_object));
-    let arm = arm::recognise(doc);
-    let terraform = terraform::recognise(doc);
+    // Each shape is only tested where a source kind needs it: this runs on every
+    // evaluation, the webhook's included (`kubernetes`, which needs only the first).
+    let kubernetes = || str_at(doc, "/apiVersion").is_some() && str_at(doc, "/kind").is_some();
+    let review = || {
+        (str_at(doc, "/kind") == Some("AdmissionReview")
+            && doc.get("request").is_some_and(Value::is_object))
+            || is_admission_request(doc)
+    };
     let (name, found) = match source {
         Source::Unknown => return None,
-        Source::Kubernetes if kubernetes => return None,
+        Source::Kubernetes if kubernetes() => return None,
         Source::Kubernetes => (
             "kubernetes",
             "an object without string `apiVersion` and `kind`",
         ),
-        Source::AdmissionReview if review => return None,
+        Source::AdmissionReview if review() => return None,
         Source::AdmissionReview => (
             "admission-review",
             "neither an `AdmissionReview` with a `request` nor an AdmissionRequest",
@@ -213,11 +223,13 @@ pub fn source_mismatch(doc: &Value, source: Source) -> Option<String> {
                 Source::Bicep => "bicep",
                 _ => "terraform",
             };
+            let arm = arm::recognise(doc);
+            let terraform = terraform::recognise(doc);
             let found = if terraform && source != Source::Terraform {
                 "a Terraform configuration, plan or state"
             } else if arm && matches!(source, Source::AzureMl | Source::Terraform) {
                 "an ARM template or resource body"
-            } else if kubernetes && !arm && !terraform {
+            } else if kubernetes() && !arm && !terraform {
                 "a Kubernetes object (it has `apiVersion` and `kind`)"
             } else {
                 return None;
@@ -230,32 +242,27 @@ pub fn source_mismatch(doc: &Value, source: Source) -> Option<String> {
     ))
 }
 
+/// A bare AdmissionRequest (the `request` of a review, as webhook test data stores it):
+/// `uid`, `kind` as a group/version/kind mapping, and the `object`.
+fn is_admission_request(doc: &Value) -> bool {
+    doc.get("uid").is_some()
+        && doc.get("kind").is_some_and(Value::is_object)
+        && doc.get("object").is_some_and(Value::is_object)
+}
+
 /// One Kubernetes object at `base` in the document.
 fn kubernetes_object(doc: &Value, base: &str, depth: usize) -> Vec<Resource> {
     let kind = str_at(doc, "/kind").unwrap_or_default();
     let api = str_at(doc, "/apiVersion").unwrap_or_default();
     // `kubectl get -o yaml|json` prints a `List` (or a typed `*List`): every item is an object.
-    if kind.ends_with("List")
-        && let Some(Value::Array(items)) = doc.get("items")
-    {
+    if let Some(items) = list_items(doc) {
         if depth >= MAX_LIST_DEPTH {
             return Vec::new();
         }
         return items
             .iter()
             .enumerate()
-            .flat_map(|(i, item)| {
-                let mut item = item.clone();
-                // Typed lists may leave the kind off their items (`kind: PodList`).
-                if let (Some(o), Some(k)) = (item.as_object_mut(), kind.strip_suffix("List"))
-                    && !k.is_empty()
-                    && !o.contains_key("kind")
-                {
-                    o.insert("kind".into(), Value::from(k));
-                    o.entry("apiVersion").or_insert_with(|| Value::from(api));
-                }
-                kubernetes_object(&item, &format!("{base}/items/{i}"), depth + 1)
-            })
+            .flat_map(|(i, item)| kubernetes_object(item, &format!("{base}/items/{i}"), depth + 1))
             .collect();
     }
     let template = kubernetes::object_template(doc, base);
