@@ -403,3 +403,39 @@ fn a_file_that_cannot_be_judged_is_an_error_result_in_the_cluster_report() -> Te
     assert_eq!(item["results"][0]["properties"]["file"], "broken.yaml");
     Ok(())
 }
+
+#[test]
+fn a_row_of_an_export_that_is_not_an_object_is_an_error_at_its_line() -> TestResult {
+    // Before: the string was dropped and the export passed with the VM's finding alone.
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("vms.json"),
+        r#"[
+  {"id": "/subscriptions/s1/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm1",
+   "name": "vm1", "type": "Microsoft.Compute/virtualMachines", "location": "eastus",
+   "properties": {"hardwareProfile": {"vmSize": "Standard_NC6"}}},
+  "vm2"
+]
+"#,
+    )?;
+    let (code, report) = check_json_in(dir.path(), &["vms.json"])?;
+    assert_eq!(code, 2, "{report:#}");
+    assert_eq!(
+        ids(&report),
+        vec![(
+            "sku-retired".to_string(),
+            "/subscriptions/s1/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm1"
+                .to_string()
+        )]
+    );
+    let errors = report["errors"].as_array().cloned().unwrap_or_default();
+    assert_eq!(errors.len(), 1, "{report:#}");
+    assert_eq!(errors[0]["line"], 5);
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("got a string")),
+        "{report:#}"
+    );
+    Ok(())
+}

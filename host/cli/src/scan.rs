@@ -547,8 +547,11 @@ impl Scan<'_> {
         let start = doc.positions.locate("").map_or(1, |s| s.line.max(1));
         let what = match &doc.value {
             serde_json::Value::Object(_) => None,
-            // `az ... list` and Resource Graph results are arrays of Azure resources.
-            serde_json::Value::Array(_) if computeguard_policy_core::read::readable(&doc.value) => {
+            // `az ... list` and Resource Graph results are arrays of Azure resources, read
+            // row by row below (a row that is not an object is then refused at its line).
+            serde_json::Value::Array(_)
+                if computeguard_policy_core::read::parts(&doc.value).is_some() =>
+            {
                 None
             }
             serde_json::Value::Array(_) => Some("a sequence"),

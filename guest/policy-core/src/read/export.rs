@@ -70,12 +70,13 @@ pub(super) fn rows(doc: &Value) -> Option<Vec<(String, &Value)>> {
     }
 }
 
+/// Every item of a list with at least one row, objects or not: a host that evaluates the
+/// rows one by one then refuses an item it cannot judge, at its line, instead of dropping it.
 fn list<'a>(items: &'a [Value], base: &str) -> Option<Vec<(String, &'a Value)>> {
     items.iter().any(is_row).then(|| {
         items
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.is_object())
             .map(|(i, r)| (format!("{base}/{i}"), r))
             .collect()
     })
@@ -307,6 +308,17 @@ mod tests {
         assert_eq!(out[0].sku.as_deref(), Some("Standard_NC6"));
         assert_eq!(out[0].fields["minNodes"], "/0/min_instances");
         assert_eq!(out[0].azure_id.as_deref(), Some(id.as_str()));
+    }
+
+    #[test]
+    fn an_export_with_a_row_that_is_not_an_object_is_not_readable_whole() {
+        let vm = json!({"id": format!("{SUB}/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/v"),
+            "type": "Microsoft.Compute/virtualMachines", "properties": {}});
+        assert!(super::super::readable(&json!([vm.clone()])));
+        assert!(!super::super::readable(&json!([vm.clone(), "v2"])));
+        assert!(!super::super::readable(&json!({"data": [vm.clone(), 7]})));
+        // Row by row, the item is still there to be refused.
+        assert_eq!(super::rows(&json!([vm, "v2"])).map(|r| r.len()), Some(2));
     }
 
     #[test]

@@ -67,10 +67,14 @@ pub fn normalize(doc: &Value, source: Source) -> Vec<Resource> {
     out
 }
 
-/// Whether `doc` is a document a policy reads: an object, or an array that is an export of
-/// Azure resources (`az ... list`, a Resource Graph result printed as an array).
+/// Whether `doc` is a document a policy reads as a whole: an object, or an array that is an
+/// export of Azure resources (`az ... list`, a Resource Graph result printed as an array).
+/// An export with a row that is not an object is not: that row could not be judged.
 pub fn readable(doc: &Value) -> bool {
-    doc.is_object() || (doc.is_array() && export::rows(doc).is_some())
+    match export::rows(doc) {
+        Some(rows) => rows.iter().all(|(_, row)| row.is_object()),
+        None => doc.is_object(),
+    }
 }
 
 /// The independent parts of a large document, each with the JSON pointer it sits at, when
