@@ -8,11 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 target=${CARGO_TARGET_DIR:-$root/target}
-venv="$target/maturin-venv"
-if [ ! -x "$venv/bin/maturin" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check 'maturin>=1.5,<2'
-fi
+. scripts/tool-venv.sh
+maturin=$(tool_venv "$target/maturin-venv" maturin 'maturin>=1.5,<2')
 out="$target/wheels"
 mkdir -p "$out"
 rm -f "$out"/computeguard-*.whl
@@ -21,5 +18,5 @@ profile=${PROFILE:-release}
 # audited); a release build is checked for the manylinux policy its glibc allows.
 extra=()
 [ "$profile" = dev ] && extra=(--compatibility linux)
-(cd packaging/pypi && "$venv/bin/maturin" build --quiet --profile "$profile" --out "$out" "${extra[@]}")
+(cd packaging/pypi && "$maturin" build --quiet --profile "$profile" --out "$out" "${extra[@]}")
 ls "$out"/computeguard-*.whl

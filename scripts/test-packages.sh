@@ -50,11 +50,8 @@ PY
 echo "computeguard from the wheel: findings as expected"
 
 echo "== pre-commit with the wheel (language: python, additional_dependencies)"
-pc_venv="$target/pre-commit-venv"
-if [ ! -x "$pc_venv/bin/pre-commit" ]; then
-  python3 -m venv "$pc_venv"
-  "$pc_venv/bin/pip" install --quiet --disable-pip-version-check 'pre-commit>=3,<5'
-fi
+. scripts/tool-venv.sh
+pre_commit=$(tool_venv "$target/pre-commit-venv" pre-commit 'pre-commit>=3,<5')
 # pre-commit installs each hook environment with pip, from a placeholder package
 # (`language: python` with `repo: local`) or the hook repository: their builds need
 # setuptools. Offline, pip finds it and the computeguard wheel in local directories.
@@ -84,11 +81,11 @@ git -C "$project" -c user.name=t -c user.email=t@example.invalid commit --quiet 
 export PRE_COMMIT_HOME="$work/pre-commit-cache"
 start=$(date +%s%N)
 # Offline: the hook's environment gets the wheel and nothing from an index.
-(cd "$project" && "$pc_venv/bin/pre-commit" install-hooks > /dev/null) \
+(cd "$project" && "$pre_commit" install-hooks > /dev/null) \
   || fail "pre-commit install-hooks failed: $(tail -30 "$PRE_COMMIT_HOME/pre-commit.log")"
 install_ms=$(ms "$start")
 set +e
-out=$(cd "$project" && "$pc_venv/bin/pre-commit" run --all-files --color never 2>&1)
+out=$(cd "$project" && "$pre_commit" run --all-files --color never 2>&1)
 code=$?
 set -e
 echo "$out"
@@ -108,7 +105,7 @@ git -C "$hooks" add .
 git -C "$hooks" -c user.name=t -c user.email=t@example.invalid commit --quiet -m hooks
 start=$(date +%s%N)
 set +e
-out=$(cd "$project" && "$pc_venv/bin/pre-commit" try-repo "$hooks" computeguard-wheel --all-files --color never 2>&1)
+out=$(cd "$project" && "$pre_commit" try-repo "$hooks" computeguard-wheel --all-files --color never 2>&1)
 code=$?
 set -e
 echo "$out"

@@ -22,12 +22,8 @@ if [ ! -x "$bin" ]; then
   cargo build --quiet -p computeguard
 fi
 
-venv="$target/pre-commit-venv"
-if [ ! -x "$venv/bin/pre-commit" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check 'pre-commit>=3,<5'
-fi
-pre_commit="$venv/bin/pre-commit"
+. scripts/tool-venv.sh
+pre_commit=$(tool_venv "$target/pre-commit-venv" pre-commit 'pre-commit>=3,<5')
 "$pre_commit" --version
 
 fail() { echo "test-pre-commit: $*" >&2; exit 1; }
