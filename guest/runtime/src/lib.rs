@@ -89,6 +89,23 @@ fn settings_value(e: &Evaluator, settings: &str) -> Result<serde_json::Value, St
     }
 }
 
+/// Free heap the pre-initialised snapshot starts with.
+///
+/// The snapshot's linear memory is as large as the heap was when `prepare` returned. An
+/// evaluation that then needs more memory grows it, and growing, and shrinking it back for
+/// the next instance, changes page protections in the host (`mprotect`): on a webhook
+/// running evaluations on several threads, every shrink interrupts the other CPUs to flush
+/// their TLBs. With this much already allocated and freed (the allocator keeps it: a
+/// WASI heap never shrinks), an evaluation of a typical document never grows memory.
+/// The pages are zero and never touched unless used, so an instance costs no more.
+/// Measurements: docs/benchmarks.md, section 10.
+const HEAP_RESERVE: usize = 1 << 20;
+
+fn reserve_heap() {
+    // black_box: an allocation freed unused could otherwise be optimised away.
+    drop(std::hint::black_box(Vec::<u8>::with_capacity(HEAP_RESERVE)));
+}
+
 impl Guest for Runtime {
     fn prepare() {
         // A pack that does not decode is reported by the next call, as without `prepare`.
@@ -96,6 +113,7 @@ impl Guest for Runtime {
             e.prepare();
             let _ = settings_schema(e);
         }
+        reserve_heap();
     }
 }
 

@@ -67,8 +67,20 @@ pub fn load_or_compile(
     let component = compile()?;
     if let Err(e) = store(dir, &path, &component) {
         tracing::debug!(dir = %dir.display(), error = %e, "artifact cache not written");
+        return Ok(component);
     }
-    Ok(component)
+    // Serve from the file just written, as a warm start does: its code is mapped from
+    // the file (page cache, shared, reclaimable) rather than held in anonymous memory
+    // the compiler allocated, and the compiler's heap is freed with `component`. A
+    // server that compiled at start then stays near a warm start's RSS
+    // (docs/benchmarks.md, section 10).
+    drop(component);
+    cached(engine, Some(dir), key_digest).ok_or_else(|| {
+        wasmtime::format_err!(
+            "the artifact just cached at {} cannot be read back",
+            path.display()
+        )
+    })
 }
 
 fn store(dir: &Path, path: &PathBuf, component: &Component) -> std::io::Result<()> {

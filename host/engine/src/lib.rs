@@ -228,6 +228,8 @@ struct Shared {
     linker: Linker<sandbox::Ctx>,
     config: EngineConfig,
     stop: Arc<AtomicBool>,
+    /// Artifacts this engine compiled (cache misses), see [`Engine::compiled`].
+    compiled: std::sync::atomic::AtomicUsize,
 }
 
 impl Drop for Shared {
@@ -248,6 +250,11 @@ impl Engine {
         let mut wc = wasmtime::Config::new();
         wc.wasm_component_model(true);
         wc.epoch_interruption(true);
+        // `perf record` can name the policies' compiled functions when wasmtime writes a
+        // perf map (`/tmp/perf-PID.map`); profiling only, see docs/benchmarks.md.
+        if std::env::var_os("COMPUTEGUARD_PERF_MAP").is_some() {
+            wc.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let mut pool = wasmtime::PoolingAllocationConfig::default();
         let slots = config.max_concurrent_instances.max(1);
         pool.total_component_instances(slots);
@@ -303,8 +310,22 @@ impl Engine {
                 linker,
                 config,
                 stop,
+                compiled: Default::default(),
             }),
         })
+    }
+
+    /// How many artifacts this engine compiled because the cache did not hold them.
+    ///
+    /// Compiling leaves memory behind in the engine (Cranelift keeps its contexts for
+    /// reuse) and in the allocator; a long-lived process that loaded with misses can
+    /// load again with a new engine, from the now warm cache, and drop this one.
+    pub fn compiled(&self) -> usize {
+        self.shared.compiled.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn count_compile(&self) {
+        self.shared.compiled.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn config(&self) -> &EngineConfig {

@@ -106,6 +106,7 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
     } else {
         preinit::split(bytes).and_then(|parts| {
             cache::load_or_compile(&shared.engine, dir, &prepared_key, || {
+                engine.count_compile();
                 let snapshot =
                     preinit::prepare(&shared.engine, &parts, || Ctx::new(&shared.config))?;
                 Component::new(&shared.engine, snapshot)
@@ -120,6 +121,7 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
         Some(component) => (component, true),
         None => (
             cache::load_or_compile(&shared.engine, dir, &digest, || {
+                engine.count_compile();
                 Component::new(&shared.engine, bytes)
             })
             .map_err(|e| invalid(format!("{e:#}")))?,

@@ -67,14 +67,31 @@ impl Loader for CliLoader {
         let config = load_config(self.config.as_ref())?;
         let webhook = config.webhook.clone();
         // A new engine per generation: the evaluation deadline is part of the config.
-        let engine = Engine::new(EngineConfig {
-            deadline: webhook.limits.evaluation_timeout,
-            memory_limit: webhook.limits.memory_bytes,
-            // Evaluations run on `workers` threads; a few more slots for reloads.
-            max_concurrent_instances: u32::try_from(webhook.limits.workers + 4).unwrap_or(u32::MAX),
-            ..EngineConfig::default()
-        })?;
-        let loaded = policies::load_all(&engine, &config, &self.extra)?;
+        let new_engine = || {
+            Engine::new(EngineConfig {
+                deadline: webhook.limits.evaluation_timeout,
+                memory_limit: webhook.limits.memory_bytes,
+                // Evaluations run on `workers` threads; a few more slots for reloads.
+                max_concurrent_instances: u32::try_from(webhook.limits.workers + 4)
+                    .unwrap_or(u32::MAX),
+                ..EngineConfig::default()
+            })
+        };
+        let mut engine = new_engine()?;
+        let mut loaded = policies::load_all(&engine, &config, &self.extra)?;
+        if engine.compiled() > 0 && engine.config().cache_dir.is_some() {
+            // Something was compiled: the compiler's working memory stays with that
+            // engine. Load again from the cache it just filled with a fresh engine, so
+            // a replica that compiled at start serves at a warm start's RSS
+            // (docs/benchmarks.md, section 10). Tens of milliseconds.
+            drop(loaded);
+            engine = new_engine()?;
+            loaded = policies::load_all(&engine, &config, &self.extra)?;
+            tracing::debug!(
+                compiled_again = engine.compiled(),
+                "policies reloaded from the warm artifact cache"
+            );
+        }
         let levels = config.rules.clone();
         if let Ok(mut w) = self.watched.lock() {
             *w = Self::files(&config, &self.extra);
