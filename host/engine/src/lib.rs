@@ -226,6 +226,7 @@ pub struct SettingsError {
 struct Shared {
     engine: wasmtime::Engine,
     linker: Linker<sandbox::Ctx>,
+    linker_async: Linker<sandbox::Ctx>,
     config: EngineConfig,
     stop: Arc<AtomicBool>,
     /// Artifacts this engine compiled (cache misses), see [`Engine::compiled`].
@@ -239,6 +240,23 @@ impl Drop for Shared {
 }
 
 /// The shared wasmtime engine. See the crate docs.
+/// What a policy may import besides WASI: the types-only interface policies import
+/// alongside `evaluator`, and the pack interface. A pre-initialised CEL runtime still
+/// imports its pack but never reads it (the snapshot holds it decoded); asking anyway is
+/// a bug, answered with a trap.
+fn policy_imports(linker: &mut Linker<sandbox::Ctx>) -> wasmtime::Result<()> {
+    linker.instance("computeguard:policy/types@0.1.0")?;
+    linker.instance(preinit::PACK_INTERFACE)?.func_wrap(
+        "bytes",
+        |_, ()| -> wasmtime::Result<(Vec<u8>,)> {
+            Err(wasmtime::format_err!(
+                "a pre-initialised policy asked for its pack again"
+            ))
+        },
+    )?;
+    Ok(())
+}
+
 #[derive(Clone)]
 pub struct Engine {
     shared: Arc<Shared>,
@@ -250,6 +268,12 @@ impl Engine {
         let mut wc = wasmtime::Config::new();
         wc.wasm_component_model(true);
         wc.epoch_interruption(true);
+        // Policies are WASI 0.2 components with synchronous exports. Without the component
+        // model's async ABI (on by default in wasmtime 48) an async call is one fiber,
+        // not a task in the concurrent scheduler, and dropping its store disposes of no
+        // task state (docs/benchmarks.md, section 10). A component that needs that ABI
+        // is refused at compile time.
+        wc.concurrency_support(false);
         // `perf record` can name the policies' compiled functions when wasmtime writes a
         // perf map (`/tmp/perf-PID.map`); profiling only, see docs/benchmarks.md.
         if std::env::var_os("COMPUTEGUARD_PERF_MAP").is_some() {
@@ -261,6 +285,9 @@ impl Engine {
         pool.total_core_instances(slots * 8);
         pool.total_memories(slots * 4);
         pool.total_tables(slots * 4);
+        // One fiber stack per evaluation driven by an async runtime (wasmtime's default,
+        // 1000, costs a guard-page `mprotect` each at start).
+        pool.total_stacks(slots);
         pool.max_memory_size(config.memory_limit);
         // Keep up to 1 MiB of each memory slot mapped between instances and reset
         // only the pages the last instance dirtied, found with `PAGEMAP_SCAN`
@@ -275,18 +302,13 @@ impl Engine {
         let engine = wasmtime::Engine::new(&wc)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-        // The types-only interface policies import alongside `evaluator`.
-        linker.instance("computeguard:policy/types@0.1.0")?;
-        // A pre-initialised CEL runtime still imports its pack but never reads it: the
-        // snapshot holds it decoded. Asking anyway is a bug, answered with a trap.
-        linker.instance(preinit::PACK_INTERFACE)?.func_wrap(
-            "bytes",
-            |_, ()| -> wasmtime::Result<(Vec<u8>,)> {
-                Err(wasmtime::format_err!(
-                    "a pre-initialised policy asked for its pack again"
-                ))
-            },
-        )?;
+        policy_imports(&mut linker)?;
+        // The same sandbox for evaluations driven by an async runtime
+        // ([`Policy::evaluate_async`]): WASI's blocking wrappers would start a runtime
+        // inside the caller's and panic it, so those stores get WASI's async functions.
+        let mut linker_async = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker_async)?;
+        policy_imports(&mut linker_async)?;
         let stop = Arc::new(AtomicBool::new(false));
         {
             let engine = engine.weak();
@@ -308,6 +330,7 @@ impl Engine {
             shared: Arc::new(Shared {
                 engine,
                 linker,
+                linker_async,
                 config,
                 stop,
                 compiled: Default::default(),

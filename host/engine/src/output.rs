@@ -100,6 +100,18 @@ struct Budget {
     total: usize,
 }
 
+impl Budget {
+    fn new(limits: &OutputLimits) -> Self {
+        Budget {
+            max_items: limits.max_violations.max(limits.max_resources),
+            max_violations: limits.max_violations,
+            max_resources: limits.max_resources,
+            max_total: limits.max_total_bytes,
+            total: 0,
+        }
+    }
+}
+
 thread_local! {
     static BUDGET: Cell<Option<Budget>> = const { Cell::new(None) };
 }
@@ -107,17 +119,41 @@ thread_local! {
 /// Runs `f` (a call whose result is lifted through [`BoundedString`] and
 /// [`BoundedList`]) with `limits` in force.
 pub(crate) fn bounded<R>(limits: &OutputLimits, f: impl FnOnce() -> R) -> R {
-    let budget = Budget {
-        max_items: limits.max_violations.max(limits.max_resources),
-        max_violations: limits.max_violations,
-        max_resources: limits.max_resources,
-        max_total: limits.max_total_bytes,
-        total: 0,
-    };
-    let previous = BUDGET.with(|b| b.replace(Some(budget)));
+    let previous = BUDGET.with(|b| b.replace(Some(Budget::new(limits))));
     let out = f();
     BUDGET.with(|b| b.set(previous));
     out
+}
+
+/// [`bounded`] for an async call: `limits` are in force during every poll of the
+/// call, on whichever thread polls it (the lift runs inside a poll).
+pub(crate) struct Bounded<F> {
+    budget: Option<Budget>,
+    inner: std::pin::Pin<Box<F>>,
+}
+
+impl<F: std::future::Future> Bounded<F> {
+    pub(crate) fn new(limits: &OutputLimits, inner: F) -> Self {
+        Bounded {
+            budget: Some(Budget::new(limits)),
+            inner: Box::pin(inner),
+        }
+    }
+}
+
+impl<F: std::future::Future> std::future::Future for Bounded<F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let this = &mut *self;
+        let previous = BUDGET.with(|b| b.replace(this.budget));
+        let out = this.inner.as_mut().poll(cx);
+        this.budget = BUDGET.with(|b| b.replace(previous));
+        out
+    }
 }
 
 fn charge_string(len: usize) -> wasmtime::Result<()> {

@@ -61,6 +61,8 @@ impl Severity {
 pub struct Policy {
     engine: Engine,
     pre: bindings::PolicyPre<Ctx>,
+    /// The same component linked with WASI's async functions ([`Policy::evaluate_async`]).
+    pre_async: wasmtime::component::InstancePre<Ctx>,
     info: PolicyInfo,
     digest: String,
     origin: String,
@@ -137,6 +139,10 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
         origin: origin.to_string(),
         reason: format!("{e:#}"),
     })?;
+    let pre_async = shared
+        .linker_async
+        .instantiate_pre(&component)
+        .map_err(|e| invalid(format!("{e:#}")))?;
     let not_a_policy = |reason: &str| LoadError::NotAPolicy {
         origin: origin.to_string(),
         reason: reason.to_string(),
@@ -150,6 +156,7 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
     let mut policy = Policy {
         engine: engine.clone(),
         pre,
+        pre_async,
         declared: HashSet::new(),
         evaluate,
         info: PolicyInfo {
@@ -298,27 +305,88 @@ impl Policy {
         deadline: Instant,
     ) -> Result<Response, EvalError> {
         let limits = &self.engine.shared.config.output;
-        let policy = || self.info.name.clone();
         self.call_until(deadline, Some(request.document.len()), |p, store| {
             let func = p.evaluate(store, &self.evaluate)?;
             let (raw,) = output::bounded(limits, || func.call(store.as_context_mut(), (request,)))?;
-            Ok(match raw {
-                Ok(raw) => output::check_response(raw, limits, &self.declared).map_err(|refused| {
-                    EvalError::Output {
-                        policy: policy(),
-                        reason: refused.0,
-                    }
-                }),
-                Err(e) => Err(EvalError::Policy {
-                    policy: policy(),
-                    reason: match output::error_text(e, limits) {
-                        GuestError::InvalidDocument(m) => format!("invalid document: {m}"),
-                        GuestError::InvalidSettings(m) => format!("invalid settings: {m}"),
-                        GuestError::RuleFailed(m) => m,
-                    },
-                }),
-            })
+            Ok(self.response(raw))
         })?
+    }
+
+    /// [`Policy::evaluate_until`] for a caller on an async runtime (the webhook): the
+    /// evaluation runs on the task that awaits it, with no thread hand-off.
+    ///
+    /// It runs without interruption for at least one epoch tick (1 ms), then yields to
+    /// the runtime at every tick until it ends or `deadline` (or the engine's deadline)
+    /// stops it, so a caller can move a long evaluation elsewhere after its first
+    /// `Pending` (the webhook moves it off the threads that serve health checks).
+    /// Same sandbox, limits and checks as `evaluate_until`; WASI's functions are the
+    /// async ones, so a policy that writes or polls cannot block the runtime.
+    pub async fn evaluate_async(
+        &self,
+        request: &Request,
+        deadline: Instant,
+    ) -> Result<Response, EvalError> {
+        let shared = &self.engine.shared;
+        let deadline = deadline.min(Instant::now() + shared.config.deadline);
+        let limits = &shared.config.output;
+        if Instant::now() >= deadline {
+            return Err(EvalError::Timeout {
+                policy: self.info.name.clone(),
+                deadline: shared.config.deadline,
+            });
+        }
+        let mut store = Store::new(&shared.engine, Ctx::new(&shared.config));
+        store.limiter(|c| c.limiter());
+        // Two ticks: the next one may come at once, the one after comes no sooner than
+        // a full tick from now. Then a yield at every tick, and a stop at `deadline`.
+        store.set_epoch_deadline(2);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= deadline {
+                Ok(wasmtime::UpdateDeadline::Interrupt)
+            } else {
+                Ok(wasmtime::UpdateDeadline::Yield(1))
+            }
+        });
+        let called = output::Bounded::new(limits, async {
+            let instance = self.pre_async.instantiate_async(&mut store).await?;
+            let func = Instance { instance }.evaluate(&mut store, &self.evaluate)?;
+            let (raw,) = func.call_async(&mut store, (request,)).await?;
+            Ok(raw)
+        })
+        .await;
+        match called {
+            Ok(raw) => self.response(raw),
+            Err(e) => Err(classify(
+                e,
+                self.info.name.clone(),
+                shared.config.deadline,
+                store.data(),
+                &shared.config,
+                Some(request.document.len()),
+            )),
+        }
+    }
+
+    /// Checks what `evaluate` returned (see [`Policy::evaluate_until`]).
+    fn response(&self, raw: Result<RawResponse, RawError>) -> Result<Response, EvalError> {
+        let limits = &self.engine.shared.config.output;
+        let policy = || self.info.name.clone();
+        match raw {
+            Ok(raw) => output::check_response(raw, limits, &self.declared).map_err(|refused| {
+                EvalError::Output {
+                    policy: policy(),
+                    reason: refused.0,
+                }
+            }),
+            Err(e) => Err(EvalError::Policy {
+                policy: policy(),
+                reason: match output::error_text(e, limits) {
+                    GuestError::InvalidDocument(m) => format!("invalid document: {m}"),
+                    GuestError::InvalidSettings(m) => format!("invalid settings: {m}"),
+                    GuestError::RuleFailed(m) => m,
+                },
+            }),
+        }
     }
 
     /// Runs `f` against a fresh instance with the engine's deadline and memory cap.
@@ -488,5 +556,44 @@ fn classify(
             policy,
             reason: format!("{e:#}{printed}"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EngineConfig;
+
+    /// The object of the contract's GPU Pod review, as the webhook hands it over.
+    fn gpu_pod() -> anyhow::Result<String> {
+        let review: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../examples/embed-cases/contract/admission-review-gpu-pod.json"
+        ))?;
+        Ok(review["request"]["object"].to_string())
+    }
+
+    #[test]
+    fn a_gpu_pod_is_evaluated_in_the_snapshot_heap_without_growing_memory() -> anyhow::Result<()> {
+        // Growing a memory, and shrinking it back for the next instance, changes page
+        // protections: on the webhook each shrink flushed every CPU's TLB. The built-in
+        // policy's snapshot keeps a free heap (`HEAP_RESERVE` in the CEL runtime) so an
+        // ordinary review never grows it. Before the reserve this review grew it once.
+        let engine = Engine::new(EngineConfig {
+            cache_dir: None,
+            ..EngineConfig::default()
+        })?;
+        let policy = engine.load(computeguard_builtins::BUILTINS[0].component, "builtin")?;
+        let request = Request {
+            source_kind: SourceKind::Kubernetes,
+            ..Request::new(gpu_pod()?, "2026-11-22")
+        };
+        let (answered, grown) = policy.call(|p, store| {
+            let func = p.evaluate(store, &policy.evaluate)?;
+            let (raw,) = func.call(store.as_context_mut(), (&request,))?;
+            Ok((raw.is_ok(), store.data().memory_grown()))
+        })?;
+        assert!(answered, "the policy answered");
+        assert_eq!(grown, 0, "memory grew during the evaluation");
+        Ok(())
     }
 }

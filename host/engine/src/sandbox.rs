@@ -43,6 +43,7 @@ impl Ctx {
                     .memories(16)
                     .build(),
                 memory_denied: false,
+                grown: 0,
             },
             output,
         }
@@ -50,6 +51,13 @@ impl Ctx {
 
     pub(crate) fn limiter(&mut self) -> &mut Limiter {
         &mut self.limiter
+    }
+
+    /// Times a memory grew after instantiation (each costs page-protection changes in
+    /// the host; see the CEL runtime's `HEAP_RESERVE`).
+    #[cfg(test)]
+    pub(crate) fn memory_grown(&self) -> usize {
+        self.limiter.grown
     }
 
     /// Whether the policy asked for more memory than the cap allows.
@@ -83,6 +91,8 @@ impl WasiView for Ctx {
 pub(crate) struct Limiter {
     inner: StoreLimits,
     memory_denied: bool,
+    /// Times a memory grew after it was created (`memory.grow`, not instantiation).
+    grown: usize,
 }
 
 impl ResourceLimiter for Limiter {
@@ -95,6 +105,8 @@ impl ResourceLimiter for Limiter {
         let ok = self.inner.memory_growing(current, desired, maximum)?;
         if !ok {
             self.memory_denied = true;
+        } else if current > 0 {
+            self.grown += 1;
         }
         Ok(ok)
     }

@@ -195,3 +195,86 @@ fn an_oversized_component_is_refused_before_it_is_compiled() -> anyhow::Result<(
     assert!(started.elapsed() < Duration::from_millis(500));
     Ok(())
 }
+
+/// What an answer is, for comparing the blocking and the async paths.
+fn outcome(r: &Result<computeguard_engine::Response, EvalError>) -> String {
+    match r {
+        Ok(r) => format!(
+            "ok {:?}",
+            r.violations
+                .iter()
+                .map(|v| (&v.rule, &v.message, &v.path))
+                .collect::<Vec<_>>()
+        ),
+        Err(e) => format!("{} {e}", e.kind()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_async_path_answers_every_misbehaviour_as_the_blocking_one_does() -> anyhow::Result<()>
+{
+    // Same sandbox, limits and checks on a runtime worker (the webhook's path): a
+    // policy that prints or panics must not panic the runtime (WASI's blocking stdio
+    // would), and every refusal must be the same one.
+    let engine = engine_with(|_| {})?;
+    let policy = std::sync::Arc::new(engine.load(HOSTILE, "hostile.wasm")?);
+    for act in [
+        "",
+        "panic",
+        "print",
+        "alloc",
+        "flood",
+        "big-message",
+        "undeclared-rule",
+        "bad-rule",
+        "bad-path",
+        "patch",
+        "escape",
+        "deny",
+    ] {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let blocking = {
+            let policy = policy.clone();
+            tokio::task::spawn_blocking(move || policy.evaluate_until(&request(act), deadline))
+                .await?
+        };
+        let awaited = policy.evaluate_async(&request(act), deadline).await;
+        assert_eq!(outcome(&awaited), outcome(&blocking), "act `{act}`");
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_async_runaway_yields_to_the_runtime_and_is_stopped_at_its_deadline()
+-> anyhow::Result<()> {
+    let engine = engine_with(|_| {})?;
+    let policy = engine.load(HOSTILE, "hostile.wasm")?;
+    // On a one-thread runtime, a ticker task can only run when the runaway yields.
+    let ticks = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let ticker = {
+        let ticks = ticks.clone();
+        tokio::spawn(async move {
+            loop {
+                ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    let started = Instant::now();
+    let budget = Duration::from_millis(300);
+    let err = policy
+        .evaluate_async(&request("spin"), started + budget)
+        .await
+        .expect_err("stopped");
+    let took = started.elapsed();
+    ticker.abort();
+    assert!(matches!(err, EvalError::Timeout { .. }), "{err}");
+    assert!(
+        took >= budget && took < budget + Duration::from_millis(150),
+        "{took:?}"
+    );
+    // About one yield per 1 ms tick.
+    let n = ticks.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(n >= 50, "the runtime ran other tasks {n} times in {took:?}");
+    Ok(())
+}

@@ -88,18 +88,18 @@ pub struct Limits {
     /// Wall-time budget of one policy evaluation (default 2 s; keep it below the
     /// webhook's `timeoutSeconds`, 5 s in the shipped manifests).
     pub evaluation_timeout: Duration,
-    /// Requests accepted for evaluation at once, running or waiting for an evaluation
-    /// thread (default 8 x CPUs, at least 32); one more is answered at once as
-    /// overloaded, per the failure mode. A queued request waits at most until its
-    /// `evaluation_timeout` is spent, then gets the failure mode's answer. The bound is
-    /// on memory (each holds its body), not on concurrency: an API server keeps many
-    /// requests in flight on its connections, and turning a momentary burst away would
-    /// deny requests a thread would have answered in a millisecond (the soak saw 1.5 %
-    /// of requests refused at 1,000 req/s with 2 x CPUs).
+    /// Requests being evaluated at once (default 8 x CPUs, at least 32); one more is
+    /// answered at once as overloaded, per the failure mode. Each is stopped when its
+    /// `evaluation_timeout` is spent and then gets the failure mode's answer. The bound
+    /// is on memory (each holds its body and a sandbox instance), not on concurrency: an
+    /// API server keeps many requests in flight on its connections, and turning a
+    /// momentary burst away would deny requests answered in a millisecond (the soak saw
+    /// 1.5 % of requests refused at 1,000 req/s with 2 x CPUs).
     pub max_in_flight: usize,
-    /// Threads that run policies (default: the CPUs this process may use). Policies
-    /// never run on the threads that accept connections and answer `/healthz`.
-    /// Fixed at start; a reload does not change it.
+    /// Threads of the slow lane (default: the CPUs this process may use): an
+    /// evaluation still running after its first millisecond moves there, off the
+    /// threads that accept connections and answer `/healthz` (see
+    /// `computeguard_server::lanes`). Fixed at start; a reload does not change it.
     pub workers: usize,
     /// Open connections at once (default 1,024); more are closed as soon as they are
     /// accepted. Fixed at start.

@@ -25,9 +25,9 @@
 pub mod admission;
 pub mod client;
 pub mod config;
+pub mod lanes;
 pub mod metrics;
 pub mod mutate;
-pub mod pool;
 pub mod review;
 pub mod tls;
 
@@ -109,7 +109,7 @@ struct State {
     metrics: metrics::Metrics,
     loader: Arc<dyn Loader>,
     certs: Arc<tls::CertStore>,
-    pool: pool::Pool,
+    lanes: lanes::Lanes,
     connections: Arc<Semaphore>,
     reload_now: Notify,
 }
@@ -146,8 +146,8 @@ impl Server {
         let metrics = metrics::Metrics::default();
         metrics.policies.set(set.policies.len() as i64);
         let limits = &set.webhook.limits;
-        let pool = pool::Pool::new(limits.workers, limits.max_in_flight).map_err(|e| {
-            ServeError::Load(format!("cannot start evaluation threads: {e}").into())
+        let lanes = lanes::Lanes::new(limits.workers, limits.max_in_flight).map_err(|e| {
+            ServeError::Load(format!("cannot start the slow lane's threads: {e}").into())
         })?;
         let connections = Arc::new(Semaphore::new(limits.max_connections));
         Ok(Server {
@@ -157,7 +157,7 @@ impl Server {
                 metrics,
                 loader,
                 certs,
-                pool,
+                lanes,
                 connections,
                 reload_now: Notify::new(),
             }),
@@ -529,7 +529,7 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
         }
     };
     // The native pre-check (exclusions, decoding, "does it declare compute?") runs
-    // here; only requests that need the policies go to an evaluation thread.
+    // here; only requests that need the policies are evaluated (see `lanes`).
     let decision = match review::prepare(&set, &review, mode) {
         review::Precheck::Decided(decision) => decision,
         review::Precheck::Evaluate(prepared) => {
@@ -537,25 +537,23 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
             // evaluation timeout: every policy is stopped at this instant, and a request
             // still waiting for a thread then is answered per the failure mode.
             let deadline = started + set.webhook.limits.evaluation_timeout;
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            let job = {
+            let unanswered = |why| unevaluated(state, &set, &review.uid, endpoint, mode, why);
+            let Ok(slot) = state.lanes.try_admit() else {
+                return unanswered(Unevaluated::Overloaded);
+            };
+            let evaluation = {
                 let set = set.clone();
-                move || {
-                    if Instant::now() >= deadline {
-                        return; // already answered as timed out
-                    }
-                    let _ = tx.send(review::evaluate(&set, prepared, mode, deadline));
+                async move {
+                    let _slot = slot;
+                    review::evaluate(&set, prepared, mode, deadline).await
                 }
             };
-            let unanswered = |why| unevaluated(state, &set, &review.uid, endpoint, mode, why);
-            if state.pool.try_submit(job).is_err() {
-                return unanswered(Unevaluated::Overloaded);
-            }
-            // A little grace past the deadline for the thread to hand its answer over.
+            // A little grace past the deadline for a slow-lane evaluation to hand its
+            // answer over.
             let grace = Duration::from_millis(100);
-            match tokio::time::timeout_at((deadline + grace).into(), rx).await {
-                Ok(Ok(decision)) => decision,
-                Ok(Err(_)) | Err(_) => return unanswered(Unevaluated::TimedOut),
+            match state.lanes.run(evaluation, deadline + grace).await {
+                Ok(decision) => decision,
+                Err(_) => return unanswered(Unevaluated::TimedOut),
             }
         }
     };

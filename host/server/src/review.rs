@@ -187,7 +187,7 @@ pub fn today() -> String {
 }
 
 /// An admission request that declares compute: what [`evaluate`] needs, owned, so it
-/// can move to an evaluation thread.
+/// can move to the slow lane (`crate::lanes`).
 pub struct Prepared {
     /// The object as sent (JSON text), handed to every policy.
     document: String,
@@ -198,10 +198,19 @@ pub struct Prepared {
     subject: String,
 }
 
-/// Decides one admission request: [`prepare`], then [`evaluate`]. Blocking.
+/// Decides one admission request: [`prepare`], then [`evaluate`]. Blocking (it runs
+/// the evaluation on a runtime of its own): for tests and tools, not for an async task.
 pub fn decide(set: &PolicySet, review: &Review<'_>, mode: Mode, deadline: Instant) -> Decision {
     match prepare(set, review, mode) {
-        Precheck::Evaluate(prepared) => evaluate(set, prepared, mode, deadline),
+        Precheck::Evaluate(prepared) => {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build();
+            match runtime {
+                Ok(runtime) => runtime.block_on(evaluate(set, prepared, mode, deadline)),
+                Err(e) => unevaluated(set, prepared, mode, &format!("cannot start a runtime: {e}")),
+            }
+        }
         Precheck::Decided(decision) => decision,
     }
 }
@@ -215,8 +224,7 @@ pub enum Precheck {
 }
 
 /// The native part of a decision, which never starts a sandbox: exclusions, decoding
-/// and the compute check. Cheap enough for the async side: the webhook runs it there,
-/// so only requests that declare compute pay the hand-off to an evaluation thread.
+/// and the compute check. Only requests that declare compute start a sandbox.
 pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
     let decided = Precheck::Decided;
     let cfg = &set.webhook;
@@ -268,31 +276,30 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
 }
 
 /// Runs every policy on a prepared request, each stopped at `deadline` (wall clock),
-/// and applies severities, enforcement and failure modes. Blocking: call it from an
-/// evaluation thread (see [`crate::pool`]), not from an async task.
-pub fn evaluate(set: &PolicySet, prepared: Prepared, mode: Mode, deadline: Instant) -> Decision {
+/// and applies severities, enforcement and failure modes. The evaluations run on the
+/// awaiting task and yield at every epoch tick after the first (see
+/// `Policy::evaluate_async`); [`crate::lanes`] decides where a long one goes on.
+pub async fn evaluate(
+    set: &PolicySet,
+    prepared: Prepared,
+    mode: Mode,
+    deadline: Instant,
+) -> Decision {
     let cfg = &set.webhook;
-    let Prepared {
-        document,
-        object,
-        resources,
-        operation,
-        subject,
-    } = prepared;
     let as_of = set.as_of.clone().unwrap_or_else(today);
     let mut findings = Vec::new();
     let mut failures = Vec::new();
     let mut refused_patches = Vec::new();
     for loaded in &set.policies {
         let request = Request {
-            document: document.clone(),
+            document: prepared.document.clone(),
             source_kind: SourceKind::Kubernetes,
-            operation,
+            operation: prepared.operation,
             settings: loaded.settings.clone(),
             as_of: as_of.clone(),
         };
         let name = &loaded.policy.info().name;
-        match loaded.policy.evaluate_until(&request, deadline) {
+        match loaded.policy.evaluate_async(&request, deadline).await {
             Ok(response) => {
                 for v in response.violations {
                     let severity = match set.levels.get(&v.rule) {
@@ -341,7 +348,43 @@ pub fn evaluate(set: &PolicySet, prepared: Prepared, mode: Mode, deadline: Insta
             }
         }
     }
+    finish(set, prepared, mode, findings, failures, refused_patches)
+}
 
+/// Every policy failed with `why` before it ran (answered per each one's failure mode).
+fn unevaluated(set: &PolicySet, prepared: Prepared, mode: Mode, why: &str) -> Decision {
+    let failures = set
+        .policies
+        .iter()
+        .map(|loaded| {
+            let name = &loaded.policy.info().name;
+            Failure {
+                policy: name.clone(),
+                kind: "host",
+                message: why.to_string(),
+                mode: set.webhook.failure_mode(name),
+            }
+        })
+        .collect();
+    finish(set, prepared, mode, Vec::new(), failures, Vec::new())
+}
+
+/// The answer for what the policies found and which of them failed.
+fn finish(
+    set: &PolicySet,
+    prepared: Prepared,
+    mode: Mode,
+    findings: Vec<Finding>,
+    failures: Vec<Failure>,
+    refused_patches: Vec<String>,
+) -> Decision {
+    let cfg = &set.webhook;
+    let Prepared {
+        object,
+        resources,
+        subject,
+        ..
+    } = prepared;
     let answer = match mode {
         Mode::Validate => validate_answer(cfg, &subject, &findings, &failures),
         Mode::Mutate => {

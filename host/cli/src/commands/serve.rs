@@ -71,27 +71,16 @@ impl Loader for CliLoader {
             Engine::new(EngineConfig {
                 deadline: webhook.limits.evaluation_timeout,
                 memory_limit: webhook.limits.memory_bytes,
-                // Evaluations run on `workers` threads; a few more slots for reloads.
-                max_concurrent_instances: u32::try_from(webhook.limits.workers + 4)
+                // Up to `maxInFlight` evaluations hold an instance at once; a few more
+                // slots for reloads.
+                max_concurrent_instances: u32::try_from(webhook.limits.max_in_flight + 4)
                     .unwrap_or(u32::MAX),
                 ..EngineConfig::default()
             })
         };
-        let mut engine = new_engine()?;
-        let mut loaded = policies::load_all(&engine, &config, &self.extra)?;
-        if engine.compiled() > 0 && engine.config().cache_dir.is_some() {
-            // Something was compiled: the compiler's working memory stays with that
-            // engine. Load again from the cache it just filled with a fresh engine, so
-            // a replica that compiled at start serves at a warm start's RSS
-            // (docs/benchmarks.md, section 10). Tens of milliseconds.
-            drop(loaded);
-            engine = new_engine()?;
-            loaded = policies::load_all(&engine, &config, &self.extra)?;
-            tracing::debug!(
-                compiled_again = engine.compiled(),
-                "policies reloaded from the warm artifact cache"
-            );
-        }
+        let (_engine, loaded) = load_warm(new_engine, |engine| {
+            policies::load_all(engine, &config, &self.extra).map_err(BoxError::from)
+        })?;
         let levels = config.rules.clone();
         if let Ok(mut w) = self.watched.lock() {
             *w = Self::files(&config, &self.extra);
@@ -116,6 +105,31 @@ impl Loader for CliLoader {
     fn watched(&self) -> Vec<PathBuf> {
         self.watched.lock().map(|w| w.clone()).unwrap_or_default()
     }
+}
+
+/// Loads with a new engine from `new_engine`; when that engine had to compile anything,
+/// loads again with another new engine from the cache it just filled and drops the
+/// first. The compiler's working memory stays with the engine that compiled (Cranelift
+/// keeps its contexts for reuse), so a replica that compiled at start would otherwise
+/// serve with tens of MiB more resident than one that started warm (docs/benchmarks.md,
+/// section 10). The second load reads the artifacts back: tens of milliseconds.
+fn load_warm<E: Into<BoxError>, T>(
+    new_engine: impl Fn() -> Result<Engine, E>,
+    load: impl Fn(&Engine) -> Result<T, BoxError>,
+) -> Result<(Engine, T), BoxError> {
+    let engine = new_engine().map_err(Into::into)?;
+    let loaded = load(&engine)?;
+    if engine.compiled() == 0 || engine.config().cache_dir.is_none() {
+        return Ok((engine, loaded));
+    }
+    drop((loaded, engine));
+    let engine = new_engine().map_err(Into::into)?;
+    let loaded = load(&engine)?;
+    tracing::debug!(
+        compiled_again = engine.compiled(),
+        "policies loaded again from the warm artifact cache"
+    );
+    Ok((engine, loaded))
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
@@ -154,4 +168,45 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(Outcome::Clean)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[test]
+    fn a_load_that_compiled_is_served_by_a_fresh_engine_from_the_warm_cache() -> Result<(), BoxError>
+    {
+        let cache = tempfile::tempdir()?;
+        let new_engine = || {
+            Engine::new(EngineConfig {
+                cache_dir: Some(cache.path().to_path_buf()),
+                ..EngineConfig::default()
+            })
+        };
+        let engines = Cell::new(0);
+        let compiled_first = Cell::new(0);
+        let load = |engine: &Engine| -> Result<_, BoxError> {
+            let policy = engine.load(computeguard_builtins::BUILTINS[0].component, "builtin")?;
+            if engines.replace(engines.get() + 1) == 0 {
+                compiled_first.set(engine.compiled());
+            }
+            Ok(policy)
+        };
+        let (engine, policy) = load_warm(new_engine, load)?;
+        assert!(
+            compiled_first.get() > 0,
+            "the cold cache made the first engine compile"
+        );
+        assert_eq!(engines.get(), 2, "loaded again");
+        assert_eq!(engine.compiled(), 0, "the serving engine compiled nothing");
+        assert!(!policy.info().rules.is_empty());
+
+        // Warm from the start: one load.
+        engines.set(0);
+        let (engine, _) = load_warm(new_engine, load)?;
+        assert_eq!((engines.get(), engine.compiled()), (1, 0));
+        Ok(())
+    }
 }
