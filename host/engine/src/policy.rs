@@ -335,18 +335,9 @@ impl Policy {
                 deadline: shared.config.deadline,
             });
         }
-        let mut store = Store::new(&shared.engine, Ctx::new(&shared.config));
-        store.limiter(|c| c.limiter());
         // Two ticks: the next one may come at once, the one after comes no sooner than
         // a full tick from now. Then a yield at every tick, and a stop at `deadline`.
-        store.set_epoch_deadline(2);
-        store.epoch_deadline_callback(move |_| {
-            if Instant::now() >= deadline {
-                Ok(wasmtime::UpdateDeadline::Interrupt)
-            } else {
-                Ok(wasmtime::UpdateDeadline::Yield(1))
-            }
-        });
+        let mut store = self.store(deadline, 2, wasmtime::UpdateDeadline::Yield);
         let called = output::Bounded::new(limits, async {
             let instance = self.pre_async.instantiate_async(&mut store).await?;
             let func = Instance { instance }.evaluate(&mut store, &self.evaluate)?;
@@ -428,6 +419,30 @@ impl Policy {
         self.call_here(deadline, document_bytes, f)
     }
 
+    /// A store with the sandbox's context and memory cap, stopped at `deadline`. The
+    /// epoch ticks every millisecond; from the `first` tick on, at each tick the store
+    /// compares the wall clock with the deadline (so a busy machine, with late ticks,
+    /// cannot stretch it) and otherwise goes on with `then(1)`: `Continue` or `Yield`.
+    fn store(
+        &self,
+        deadline: Instant,
+        first: u64,
+        then: fn(u64) -> wasmtime::UpdateDeadline,
+    ) -> Store<Ctx> {
+        let shared = &self.engine.shared;
+        let mut store = Store::new(&shared.engine, Ctx::new(&shared.config));
+        store.limiter(|c| c.limiter());
+        store.set_epoch_deadline(first);
+        store.epoch_deadline_callback(move |_| {
+            Ok(if Instant::now() >= deadline {
+                wasmtime::UpdateDeadline::Interrupt
+            } else {
+                then(1)
+            })
+        });
+        store
+    }
+
     fn call_here<T>(
         &self,
         deadline: Instant,
@@ -437,18 +452,7 @@ impl Policy {
         let shared = &self.engine.shared;
         let deadline = deadline.min(Instant::now() + shared.config.deadline);
         let budget = shared.config.deadline;
-        let mut store = Store::new(&shared.engine, Ctx::new(&shared.config));
-        store.limiter(|c| c.limiter());
-        // The epoch ticks every millisecond; at each tick the store compares the wall
-        // clock with the deadline, so a busy machine (late ticks) cannot stretch it.
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            if Instant::now() >= deadline {
-                Ok(wasmtime::UpdateDeadline::Interrupt)
-            } else {
-                Ok(wasmtime::UpdateDeadline::Continue(1))
-            }
-        });
+        let mut store = self.store(deadline, 1, wasmtime::UpdateDeadline::Continue);
         let fail = |store: &Store<Ctx>, e: wasmtime::Error| {
             classify(
                 e,
