@@ -201,3 +201,86 @@ fn serve_refuses_a_bad_webhook_section_with_its_line() {
         "{err}"
     );
 }
+
+#[test]
+fn a_server_that_compiled_at_start_restarts_itself_from_the_warm_cache() {
+    // The compiler's memory stays in the process that compiled; after filling the
+    // artifact cache, `serve` replaces itself (same PID) with a run that finds it warm,
+    // once, before it binds anything. docs/benchmarks.md, section 10.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = tempfile::tempdir().expect("cache");
+    let ca = certs(dir.path());
+    std::fs::write(dir.path().join("computeguard.yaml"), "asOf: 2026-11-22\n").expect("config");
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+    let mut child = serve(dir.path(), &addr.to_string())
+        .env("COMPUTEGUARD_CACHE_DIR", cache.path())
+        .env_remove("COMPUTEGUARD_RESTARTED_WARM")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let child = KillOnDrop(child);
+    let (tx, logs) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while Instant::now() < deadline && !seen.iter().any(|l: &String| l.contains("webhook serving"))
+    {
+        if let Ok(l) = logs.recv_timeout(Duration::from_millis(200)) {
+            seen.push(l);
+        }
+    }
+    let restarts = seen
+        .iter()
+        .filter(|l| l.contains("restarting from the warm cache"))
+        .count();
+    assert_eq!(restarts, 1, "{seen:?}");
+    assert!(
+        std::fs::read_dir(cache.path()).expect("cache").count() > 0,
+        "the artifact was cached"
+    );
+    #[cfg(target_os = "linux")]
+    {
+        let environ = std::fs::read(format!("/proc/{}/environ", child.0.id())).expect("environ");
+        assert!(
+            environ
+                .split(|b| *b == 0)
+                .any(|kv| kv == b"COMPUTEGUARD_RESTARTED_WARM=1"),
+            "the same PID runs the restarted server"
+        );
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let tls = tls_config(ca).expect("tls");
+    let answer = rt.block_on(async {
+        let mut c = Connection::open(addr, "localhost", tls)
+            .await
+            .expect("connect");
+        let (status, body) = c.post("/validate", review("warm")).await.expect("post");
+        assert_eq!(status.as_u16(), 200);
+        serde_json::from_slice::<Value>(&body).expect("json")["response"].clone()
+    });
+    assert!(
+        answer["warnings"][0]
+            .as_str()
+            .is_some_and(|w| w.starts_with("[no-infiniband-for-inference]")),
+        "evaluated by the restarted server: {answer}"
+    );
+}
+
+/// Kills the server when the test ends, passed or not.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -49,6 +49,8 @@ struct CliLoader {
     config: Option<PathBuf>,
     extra: Vec<PolicyRef>,
     watched: Mutex<Vec<PathBuf>>,
+    /// Whether the next load is the one at start (see [`restart_warm`]).
+    starting: std::sync::atomic::AtomicBool,
 }
 
 impl CliLoader {
@@ -78,9 +80,18 @@ impl Loader for CliLoader {
                 ..EngineConfig::default()
             })
         };
-        let (_engine, loaded) = load_warm(new_engine, |engine| {
-            policies::load_all(engine, &config, &self.extra).map_err(BoxError::from)
-        })?;
+        let starting = self
+            .starting
+            .swap(false, std::sync::atomic::Ordering::Relaxed);
+        let (_engine, loaded) = load_warm(
+            new_engine,
+            |engine| policies::load_all(engine, &config, &self.extra).map_err(BoxError::from),
+            || {
+                if starting {
+                    restart_warm();
+                }
+            },
+        )?;
         let levels = config.rules.clone();
         if let Ok(mut w) = self.watched.lock() {
             *w = Self::files(&config, &self.extra);
@@ -108,14 +119,16 @@ impl Loader for CliLoader {
 }
 
 /// Loads with a new engine from `new_engine`; when that engine had to compile anything,
-/// loads again with another new engine from the cache it just filled and drops the
-/// first. The compiler's working memory stays with the engine that compiled (Cranelift
-/// keeps its contexts for reuse), so a replica that compiled at start would otherwise
-/// serve with tens of MiB more resident than one that started warm (docs/benchmarks.md,
-/// section 10). The second load reads the artifacts back: tens of milliseconds.
+/// calls `before_reload`, then loads again with another new engine from the cache it
+/// just filled and drops the first. The compiler's working memory stays with the engine
+/// that compiled (Cranelift keeps its contexts for reuse), so a replica that compiled
+/// would otherwise serve with tens of MiB more resident than one that started warm
+/// (docs/benchmarks.md, section 10). The second load reads the artifacts back: tens of
+/// milliseconds.
 fn load_warm<E: Into<BoxError>, T>(
     new_engine: impl Fn() -> Result<Engine, E>,
     load: impl Fn(&Engine) -> Result<T, BoxError>,
+    before_reload: impl FnOnce(),
 ) -> Result<(Engine, T), BoxError> {
     let engine = new_engine().map_err(Into::into)?;
     let loaded = load(&engine)?;
@@ -123,6 +136,7 @@ fn load_warm<E: Into<BoxError>, T>(
         return Ok((engine, loaded));
     }
     drop((loaded, engine));
+    before_reload();
     let engine = new_engine().map_err(Into::into)?;
     let loaded = load(&engine)?;
     tracing::debug!(
@@ -130,6 +144,37 @@ fn load_warm<E: Into<BoxError>, T>(
         "policies loaded again from the warm artifact cache"
     );
     Ok((engine, loaded))
+}
+
+/// Set in the environment of a server that [`restart_warm`] started.
+const RESTARTED: &str = "COMPUTEGUARD_RESTARTED_WARM";
+
+/// At start, after compiling into the artifact cache: replaces this process with a
+/// fresh run of the same command (same PID, arguments and environment), which finds the
+/// cache warm. Even a fresh engine leaves the compiler's pages behind in this process
+/// (glibc's arenas, the binary's Cranelift code it touched): 50-57 MiB resident against
+/// 25-31 MiB for a warm start (docs/benchmarks.md, section 10). Nothing is bound yet at
+/// that point. Done once (`COMPUTEGUARD_RESTARTED_WARM`), and only on Unix; when the
+/// restart cannot happen, this process loads again from the cache and serves.
+fn restart_warm() {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        if std::env::var_os(RESTARTED).is_some() {
+            return;
+        }
+        let Ok(exe) = std::env::current_exe() else {
+            return;
+        };
+        tracing::info!(
+            "policies compiled into the artifact cache; restarting from the warm cache to give the compiler's memory back"
+        );
+        let err = std::process::Command::new(exe)
+            .args(std::env::args_os().skip(1))
+            .env(RESTARTED, "1")
+            .exec();
+        tracing::warn!(error = %err, "could not restart; loading again in this process");
+    }
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
@@ -151,6 +196,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
             watched: Mutex::new(config_path.iter().cloned().collect()),
             config: config_path,
             extra: args.policies,
+            starting: std::sync::atomic::AtomicBool::new(true),
         });
         let server = Server::bind(options, loader).await?;
         let reload = server.reload_handle();
@@ -194,19 +240,20 @@ mod tests {
             }
             Ok(policy)
         };
-        let (engine, policy) = load_warm(new_engine, load)?;
+        let reloads = Cell::new(0);
+        let (engine, policy) = load_warm(new_engine, load, || reloads.set(reloads.get() + 1))?;
         assert!(
             compiled_first.get() > 0,
             "the cold cache made the first engine compile"
         );
-        assert_eq!(engines.get(), 2, "loaded again");
+        assert_eq!((engines.get(), reloads.get()), (2, 1), "loaded again");
         assert_eq!(engine.compiled(), 0, "the serving engine compiled nothing");
         assert!(!policy.info().rules.is_empty());
 
         // Warm from the start: one load.
         engines.set(0);
-        let (engine, _) = load_warm(new_engine, load)?;
-        assert_eq!((engines.get(), engine.compiled()), (1, 0));
+        let (engine, _) = load_warm(new_engine, load, || reloads.set(reloads.get() + 1))?;
+        assert_eq!((engines.get(), reloads.get(), engine.compiled()), (1, 1, 0));
         Ok(())
     }
 }
