@@ -152,8 +152,9 @@ const RESTARTED: &str = "COMPUTEGUARD_RESTARTED_WARM";
 /// At start, after compiling into the artifact cache: replaces this process with a
 /// fresh run of the same command (same PID, arguments and environment), which finds the
 /// cache warm. Even a fresh engine leaves the compiler's pages behind in this process
-/// (glibc's arenas, the binary's Cranelift code it touched): 50-57 MiB resident against
-/// 25-31 MiB for a warm start (docs/benchmarks.md, section 10). Nothing is bound yet at
+/// (the allocator's arenas, the binary's Cranelift code it touched): with glibc, 50-57 MiB
+/// resident against 25-31 MiB for a warm start (docs/benchmarks.md, section 10). Nothing
+/// is bound yet at
 /// that point. Done once (`COMPUTEGUARD_RESTARTED_WARM`), and only on Unix; when the
 /// restart cannot happen, this process loads again from the cache and serves.
 fn restart_warm() {
