@@ -128,9 +128,9 @@ async fn a_denial_says_forbidden() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runaways_cannot_stall_health_checks_and_every_request_is_answered_by_its_deadline() {
-    // One evaluation thread, four runaways: health answers at once, and each
-    // runaway is answered per the failure mode within the evaluation timeout (the
-    // queued ones as timed out), not one after another.
+    // One slow-lane thread, four runaways: health answers at once (each runaway holds
+    // a connection worker for at most its first two epoch ticks), and each runaway is
+    // answered per the failure mode within the evaluation timeout, not one after another.
     let timeout = Duration::from_millis(800);
     let s = start(json!({"hostile": true, "webhook": {"limits": {
         "evaluationTimeoutMs": timeout.as_millis() as u64, "workers": 1, "maxInFlight": 8
@@ -264,8 +264,8 @@ async fn a_client_that_never_finishes_its_headers_is_cut_off() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_ordinary_requests_waits_for_a_thread_instead_of_being_refused() {
     // An API server keeps many requests in flight; with the default maxInFlight a
-    // burst of 16 at once on one evaluation thread is queued and answered, not
-    // turned away as overloaded (the soak found 1.5 % refused with 2 x CPUs).
+    // burst of 16 at once with one slow-lane thread is answered, not turned away as
+    // overloaded (the soak found 1.5 % refused with 2 x CPUs).
     let s = start(json!({"webhook": {"limits": {"workers": 1}}})).await;
     let mut burst = Vec::new();
     for i in 0..16 {
