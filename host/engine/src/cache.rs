@@ -73,14 +73,9 @@ pub fn load_or_compile(
     // the file (page cache, shared, reclaimable) rather than held in anonymous memory
     // the compiler allocated, and the compiler's heap is freed with `component`. A
     // server that compiled at start then stays near a warm start's RSS
-    // (docs/benchmarks.md, section 10).
-    drop(component);
-    cached(engine, Some(dir), key_digest).ok_or_else(|| {
-        wasmtime::format_err!(
-            "the artifact just cached at {} cannot be read back",
-            path.display()
-        )
-    })
+    // (docs/benchmarks.md, section 10). A file that does not read back (`cached` logs
+    // why) leaves the compiled artifact serving: the compile itself succeeded.
+    Ok(cached(engine, Some(dir), key_digest).unwrap_or(component))
 }
 
 fn store(dir: &Path, path: &PathBuf, component: &Component) -> std::io::Result<()> {
