@@ -14,6 +14,7 @@ use crate::ast;
 use crate::catalog::{self, SkuFacts};
 use crate::model::{self, Resource, Source};
 use crate::pack::{self, Pack, PackError, Severity, WirePack};
+use crate::read::common::At;
 use crate::{cuda, region, version};
 use cel_interpreter::{Context, IdedExpr, Value as Cel};
 use serde::Serialize;
@@ -347,10 +348,7 @@ impl Evaluator {
             let object = if res.pointer.is_empty() {
                 input.document
             } else {
-                input
-                    .document
-                    .pointer(&res.pointer)
-                    .unwrap_or(input.document)
+                input.document.at(&res.pointer).unwrap_or(input.document)
             };
             let mut scope = root.new_inner_scope();
             scope.add_variable_from_value("resource", to_cel(res));

@@ -51,19 +51,21 @@ fn severity(s: PackSeverity) -> Severity {
     }
 }
 
-/// The pack's settings schema, parsed once per instance (and so held by a
+/// The pack's settings schema, parsed and checked once per instance (and so held by a
 /// pre-initialised snapshot, which `prepare` warms); `{"type": "object"}` when the pack
 /// has none.
-fn settings_schema(e: &Evaluator) -> Result<&'static serde_json::Value, String> {
-    static SCHEMA: OnceLock<Result<serde_json::Value, String>> = OnceLock::new();
+fn settings_schema(e: &Evaluator) -> Result<&'static settings::Schema, String> {
+    static SCHEMA: OnceLock<Result<settings::Schema, String>> = OnceLock::new();
     SCHEMA
         .get_or_init(|| match &e.pack().settings_schema {
-            Some(text) => serde_json::from_str(text).map_err(|err| {
-                format!(
-                    "the policy's settings schema is not valid JSON ({err}); no settings are accepted"
-                )
-            }),
-            None => Ok(serde_json::json!({"type": "object"})),
+            Some(text) => serde_json::from_str(text)
+                .map(settings::Schema::new)
+                .map_err(|err| {
+                    format!(
+                        "the policy's settings schema is not valid JSON ({err}); no settings are accepted"
+                    )
+                }),
+            None => Ok(settings::Schema::new(serde_json::json!({"type": "object"}))),
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -80,8 +82,7 @@ fn settings_value(e: &Evaluator, settings: &str) -> Result<serde_json::Value, St
     };
     let value = serde_json::from_str::<serde_json::Value>(text)
         .map_err(|e| format!("settings are not valid JSON: {e}"))?;
-    let schema = settings_schema(e)?;
-    let problems = settings::validate(schema, &value);
+    let problems = settings_schema(e)?.validate(&value);
     if problems.is_empty() {
         Ok(value)
     } else {

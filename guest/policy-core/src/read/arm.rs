@@ -22,6 +22,7 @@
 
 use super::common::{escape, int_of, merge_labels, resolve_intent, set_region, set_sku};
 use crate::compute::Resource;
+use crate::read::common::At;
 use crate::region;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,15 +78,14 @@ fn is_template(doc: &Value) -> bool {
 /// The resource type of an Azure REST API specification example (`parameters.api-version`,
 /// request body `parameters.parameters`, `responses.<code>.body.type`).
 fn rest_example_type(doc: &Value) -> Option<String> {
-    doc.pointer("/parameters/api-version")?;
-    doc.pointer("/parameters/parameters")
-        .filter(|v| v.is_object())?;
+    doc.at("/parameters/api-version")?;
+    doc.at("/parameters/parameters").filter(|v| v.is_object())?;
     let Some(Value::Object(responses)) = doc.get("responses") else {
         return None;
     };
     responses
         .values()
-        .find_map(|r| r.pointer("/body/type").and_then(Value::as_str))
+        .find_map(|r| r.at("/body/type").and_then(Value::as_str))
         .map(str::to_string)
 }
 
@@ -93,7 +93,7 @@ fn rest_example_type(doc: &Value) -> Option<String> {
 pub fn normalize(doc: &Value) -> Vec<Resource> {
     let mut walk = Walk::default();
     if let Some(ty) = rest_example_type(doc) {
-        if let Some(body) = doc.pointer("/parameters/parameters") {
+        if let Some(body) = doc.at("/parameters/parameters") {
             let name = [
                 "computeName",
                 "agentPoolName",
@@ -101,10 +101,7 @@ pub fn normalize(doc: &Value) -> Vec<Resource> {
                 "workspaceName",
             ]
             .iter()
-            .find_map(|k| {
-                doc.pointer(&format!("/parameters/{k}"))
-                    .and_then(Value::as_str)
-            })
+            .find_map(|k| doc.at(&format!("/parameters/{k}")).and_then(Value::as_str))
             .unwrap_or("<unnamed>")
             .to_string();
             let mut body = body.clone();
@@ -738,10 +735,10 @@ impl Walk {
         let mut this_parent = None;
         match ty.as_str() {
             DEPLOYMENTS => {
-                if let Some(inner) = r.pointer("/properties/template") {
+                if let Some(inner) = r.at("/properties/template") {
                     let inner_ptr = format!("{ptr}/properties/template");
                     let inner_scope = r
-                        .pointer("/properties/expressionEvaluationOptions/scope")
+                        .at("/properties/expressionEvaluationOptions/scope")
                         .and_then(Value::as_str)
                         .is_some_and(|s| s.eq_ignore_ascii_case("inner"));
                     if inner_scope {
@@ -751,7 +748,7 @@ impl Walk {
                             ..Scope::default()
                         };
                         s.declare(inner);
-                        if let Some(Value::Object(passed)) = r.pointer("/properties/parameters") {
+                        if let Some(Value::Object(passed)) = r.at("/properties/parameters") {
                             for (k, p) in passed {
                                 if let Some(v) = p.get("value") {
                                     s.params.insert(
@@ -909,7 +906,7 @@ pub(super) fn base_resource(
 
 pub(super) fn read_location(r: &mut Resource, res: &Resolved, ptr: &str, rel: &str) {
     let p = format!("{ptr}{rel}");
-    if let Some(loc) = res.value.pointer(rel).and_then(Value::as_str) {
+    if let Some(loc) = res.value.at(rel).and_then(Value::as_str) {
         set_region(r, loc, p);
     } else if res.unresolved.contains(&p) {
         r.unresolved.push("region".into());
@@ -949,7 +946,7 @@ fn cluster(res: &Resolved, ptr: &str, name: &str) -> Vec<Resource> {
     read_location(&mut c, res, ptr, "/location");
     let version = res
         .value
-        .pointer("/properties/kubernetesVersion")
+        .at("/properties/kubernetesVersion")
         .and_then(Value::as_str)
         .map(str::to_string);
     let version_ptr = format!("{ptr}/properties/kubernetesVersion");
@@ -964,7 +961,7 @@ fn cluster(res: &Resolved, ptr: &str, name: &str) -> Vec<Resource> {
     }
     resolve_intent(&mut c, "unknown");
     let mut out = vec![c];
-    if let Some(Value::Array(pools)) = res.value.pointer("/properties/agentPoolProfiles") {
+    if let Some(Value::Array(pools)) = res.value.at("/properties/agentPoolProfiles") {
         for (i, p) in pools.iter().enumerate() {
             let pool_name = p.get("name").and_then(Value::as_str).unwrap_or("<unnamed>");
             let mut pool = base_resource(
@@ -1014,7 +1011,7 @@ const COMPUTE_FIELDS: &[(&str, &str)] = &[
 pub(super) fn compute(res: &Resolved, ptr: &str, name: &str) -> Option<Resource> {
     let v = &res.value;
     let compute_type = v
-        .pointer("/properties/computeType")
+        .at("/properties/computeType")
         .and_then(Value::as_str)?
         .to_ascii_lowercase();
     let (kind, implied) = match compute_type.as_str() {
@@ -1024,18 +1021,15 @@ pub(super) fn compute(res: &Resolved, ptr: &str, name: &str) -> Option<Resource>
         _ => return None,
     };
     let source_kind = v
-        .pointer("/properties/computeType")
+        .at("/properties/computeType")
         .and_then(Value::as_str)
         .unwrap_or_default();
     let mut r = base_resource(res, ptr, kind, source_kind, name);
     let props = "/properties/properties";
-    if let Some(size) = v
-        .pointer(&format!("{props}/vmSize"))
-        .and_then(Value::as_str)
-    {
+    if let Some(size) = v.at(&format!("{props}/vmSize")).and_then(Value::as_str) {
         set_sku(&mut r, size, format!("{ptr}{props}/vmSize"));
     }
-    let int = |rel: &str| v.pointer(&format!("{props}{rel}")).and_then(int_of);
+    let int = |rel: &str| v.at(&format!("{props}{rel}")).and_then(int_of);
     if let Some(min) = int("/scaleSettings/minNodeCount") {
         r.min_nodes = Some(min);
         r.fields.insert(
@@ -1058,10 +1052,7 @@ pub(super) fn compute(res: &Resolved, ptr: &str, name: &str) -> Option<Resource>
             r.instance_count = Some(max);
         }
     }
-    if let Some(p) = v
-        .pointer(&format!("{props}/vmPriority"))
-        .and_then(Value::as_str)
-    {
+    if let Some(p) = v.at(&format!("{props}/vmPriority")).and_then(Value::as_str) {
         r.priority = Some(if p.eq_ignore_ascii_case("lowpriority") {
             "low-priority".into()
         } else {
@@ -1070,16 +1061,13 @@ pub(super) fn compute(res: &Resolved, ptr: &str, name: &str) -> Option<Resource>
         r.fields
             .insert("priority".into(), format!("{ptr}{props}/vmPriority"));
     }
-    if let Some(os) = v
-        .pointer(&format!("{props}/osType"))
-        .and_then(Value::as_str)
-    {
+    if let Some(os) = v.at(&format!("{props}/osType")).and_then(Value::as_str) {
         r.os_type = Some(os.to_ascii_lowercase());
         r.fields
             .insert("osType".into(), format!("{ptr}{props}/osType"));
     }
     // Where the nodes run: `computeLocation` when written, else the resource's location.
-    if v.pointer("/properties/computeLocation").is_some() {
+    if v.at("/properties/computeLocation").is_some() {
         read_location(&mut r, res, ptr, "/properties/computeLocation");
     } else {
         read_location(&mut r, res, ptr, "/location");
@@ -1121,7 +1109,7 @@ fn virtual_machine(res: &Resolved, ptr: &str, name: &str, single: bool) -> Resou
         table
             .iter()
             .find(|(f, _)| *f == field)
-            .map(|(_, rel)| (*rel, v.pointer(rel)))
+            .map(|(_, rel)| (*rel, v.at(rel)))
     };
     if let Some((rel, Some(Value::String(size)))) = at("sku") {
         set_sku(&mut r, size, format!("{ptr}{rel}"));

@@ -6,6 +6,7 @@
 use super::arm::{Resolved, base_resource, compute, read_agent_pool, read_location};
 use super::common::{merge_labels, resolve_intent, set_region, str_at};
 use crate::compute::Resource;
+use crate::read::common::At;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -37,13 +38,13 @@ fn normalize_aks(doc: &Value, kind: &str, base: &str, template: Resource) -> Vec
             }
             merge_labels(
                 &mut cluster,
-                doc.pointer("/spec/tags"),
+                doc.at("/spec/tags"),
                 &format!("{base}/spec/tags"),
             );
             let version = str_at(doc, "/spec/kubernetesVersion").map(str::to_string);
             cluster.kubernetes_version = version.clone();
             resolve_intent(&mut cluster, "unknown");
-            if let Some(Value::Array(pools)) = doc.pointer("/spec/agentPoolProfiles") {
+            if let Some(Value::Array(pools)) = doc.at("/spec/agentPoolProfiles") {
                 for (i, p) in pools.iter().enumerate() {
                     let mut pool = template.clone();
                     pool.name = format!(

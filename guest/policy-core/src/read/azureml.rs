@@ -13,6 +13,7 @@ use super::common::{
 };
 use crate::catalog;
 use crate::compute::Resource;
+use crate::read::common::At;
 use serde_json::Value;
 
 /// Images with the pointer they were read from.
@@ -176,7 +177,7 @@ fn read_job_resources(r: &mut Resource, node: &Value, ptr: &str) {
     {
         set_sku(r, t, format!("{ptr}/resources/instance_type"));
     }
-    if let Some(n) = node.pointer("/resources/instance_count").and_then(int_of) {
+    if let Some(n) = node.at("/resources/instance_count").and_then(int_of) {
         r.instance_count = Some(n);
         r.distributed = n > 1;
         r.fields.insert(
@@ -199,7 +200,7 @@ fn job_environment(node: &Value, ptr: &str) -> (Images, EnvVars) {
     let mut images = Vec::new();
     for holder in ["", "/trial", "/task", "/component"] {
         // Environments: an inline image, or a reference whose name carries the CUDA version.
-        match node.pointer(&format!("{holder}/environment")) {
+        match node.at(&format!("{holder}/environment")) {
             Some(Value::String(s)) if !s.starts_with("file:") && !s.starts_with("./") => {
                 images.push((s.clone(), format!("{ptr}{holder}/environment")));
             }
@@ -217,7 +218,7 @@ fn job_environment(node: &Value, ptr: &str) -> (Images, EnvVars) {
     let mut env = Vec::new();
     for holder in ["", "/trial", "/task", "/component"] {
         let at = format!("{holder}/environment_variables");
-        if let Some(Value::Object(vars)) = node.pointer(&at) {
+        if let Some(Value::Object(vars)) = node.at(&at) {
             for (k, v) in vars {
                 if let Some(t) = scalar_text(v) {
                     env.push((k.clone(), t, join(&format!("{ptr}{at}"), k)));

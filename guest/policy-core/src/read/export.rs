@@ -16,6 +16,7 @@
 
 use super::{arm, azureml};
 use crate::compute::Resource;
+use crate::read::common::At;
 use serde_json::{Map, Value};
 
 /// Keys a flattened `az` row keeps at the top level of the ARM body; the rest are properties.
@@ -39,8 +40,8 @@ fn is_row(v: &Value) -> bool {
 pub(super) fn rows(doc: &Value) -> Option<Vec<(String, &Value)>> {
     // An Azure REST API specification example of a GET or list (no request body; a PUT
     // example is read from its request body by `arm`): the response body is the export.
-    if doc.pointer("/parameters/api-version").is_some()
-        && doc.pointer("/parameters/parameters").is_none()
+    if doc.at("/parameters/api-version").is_some()
+        && doc.at("/parameters/parameters").is_none()
         && let Some(Value::Object(responses)) = doc.get("responses")
         && let Some((code, body)) = responses
             .iter()

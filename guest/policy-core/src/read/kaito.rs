@@ -5,6 +5,7 @@
 
 use super::common::{int_of, resolve_cuda, resolve_intent, set_sku, str_at};
 use crate::compute::Resource;
+use crate::read::common::At;
 use serde_json::Value;
 
 /// Reads one `kaito.sh` object; `template` carries its name, namespace and labels.
@@ -15,7 +16,7 @@ pub(super) fn normalize(doc: &Value, kind: &str, base: &str, template: Resource)
         if let Some(sku) = str_at(doc, "/resource/instanceType") {
             set_sku(&mut r, sku, format!("{base}/resource/instanceType"));
         }
-        if let Some(count) = doc.pointer("/resource/count").and_then(int_of) {
+        if let Some(count) = doc.at("/resource/count").and_then(int_of) {
             r.instance_count = Some(count);
             r.distributed = count > 1;
             r.fields
@@ -47,7 +48,7 @@ fn normalize_other(doc: &Value, kind: &str, base: &str, template: Resource) -> V
             template.name.clone(),
         )),
         "MultiRoleInference" => {
-            if let Some(Value::Array(roles)) = doc.pointer("/spec/roles") {
+            if let Some(Value::Array(roles)) = doc.at("/spec/roles") {
                 for (i, role) in roles.iter().enumerate() {
                     let role_name = role.get("type").and_then(Value::as_str).unwrap_or("role");
                     sites.push((

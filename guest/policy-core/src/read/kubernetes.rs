@@ -15,11 +15,12 @@
 //! displayed `Kind namespace/name (role)`.
 
 use super::common::{
-    device_requests, escape, int_of, join, merge_labels, resolve_cuda, resolve_intent, scalar_text,
-    set_region, set_sku, str_at,
+    At, device_requests, escape, escaped, int_of, join, merge_labels, resolve_cuda, resolve_intent,
+    scalar_text, set_region, set_sku, str_at,
 };
 use crate::compute::Resource;
 use serde_json::Value;
+use std::fmt::Write;
 
 /// Node labels whose value is the VM size.
 pub(super) const INSTANCE_TYPE_LABELS: [&str; 3] = [
@@ -508,15 +509,28 @@ fn holds_containers(v: &Value) -> bool {
 }
 
 /// The generic walk: pointers (relative to `v`) of every object holding containers.
-fn walk(v: &Value, ptr: &str, depth: usize, out: &mut Vec<String>) {
+/// `ptr` is the pointer of `v`, extended and cut back in place as the walk descends:
+/// it visits every node of the object, and a new string per node was most of a Pod's
+/// reading time.
+fn walk(v: &Value, ptr: &mut String, depth: usize, out: &mut Vec<String>) {
     if depth > MAX_WALK_DEPTH {
         return;
     }
+    let descend =
+        |item: &Value, token: &dyn std::fmt::Display, ptr: &mut String, out: &mut Vec<String>| {
+            // Scalars hold nothing to find.
+            if matches!(item, Value::Object(_) | Value::Array(_)) {
+                let len = ptr.len();
+                let _ = write!(ptr, "/{token}");
+                walk(item, ptr, depth + 1, out);
+                ptr.truncate(len);
+            }
+        };
     match v {
         Value::Object(m) => {
             let holds = holds_containers(v);
             if holds {
-                out.push(ptr.to_string());
+                out.push(ptr.clone());
             }
             for (k, item) in m {
                 if (holds && (k == "containers" || k == "initContainers"))
@@ -524,12 +538,12 @@ fn walk(v: &Value, ptr: &str, depth: usize, out: &mut Vec<String>) {
                 {
                     continue;
                 }
-                walk(item, &join(ptr, k), depth + 1, out);
+                descend(item, &escaped(k), ptr, out);
             }
         }
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                walk(item, &format!("{ptr}/{i}"), depth + 1, out);
+                descend(item, &i, ptr, out);
             }
         }
         _ => {}
@@ -543,7 +557,7 @@ fn find(doc: &Value, api: &str, kind: Option<&Kind>) -> Vec<Found> {
     for s in kind.map_or(&[][..], |k| k.sites) {
         let wild = s.spec.contains("/*") || s.spec.contains("/#");
         for (ptr, binds, bound) in expand(doc, s.spec) {
-            let Some(spec) = doc.pointer(&ptr) else {
+            let Some(spec) = doc.at(&ptr) else {
                 continue;
             };
             let has_extra = s.containers.iter().any(|k| spec.get(*k).is_some());
@@ -570,7 +584,7 @@ fn find(doc: &Value, api: &str, kind: Option<&Kind>) -> Vec<Found> {
         return out;
     }
     let mut walked = Vec::new();
-    walk(doc, "", 0, &mut walked);
+    walk(doc, &mut String::new(), 0, &mut walked);
     let known_sites = out.len();
     let extra: Vec<String> = walked
         .into_iter()
@@ -627,12 +641,12 @@ pub(super) fn object_template(doc: &Value, base: &str) -> Resource {
     };
     merge_labels(
         &mut r,
-        doc.pointer("/metadata/labels"),
+        doc.at("/metadata/labels"),
         &format!("{base}/metadata/labels"),
     );
     merge_labels(
         &mut r,
-        doc.pointer("/metadata/annotations"),
+        doc.at("/metadata/annotations"),
         &format!("{base}/metadata/annotations"),
     );
     r
@@ -647,7 +661,7 @@ pub(super) fn workloads(doc: &Value, base: &str, template: Resource) -> Vec<Reso
     let mut out = Vec::new();
     let mut total: i64 = 0;
     for f in &found {
-        let Some(spec) = doc.pointer(&f.spec) else {
+        let Some(spec) = doc.at(&f.spec) else {
             continue;
         };
         let mut r = template.clone();
@@ -657,19 +671,19 @@ pub(super) fn workloads(doc: &Value, base: &str, template: Resource) -> Vec<Reso
         if let Some(tpl) = f.spec.strip_suffix("/spec") {
             merge_labels(
                 &mut r,
-                doc.pointer(&format!("{tpl}/metadata/labels")),
+                doc.at(&format!("{tpl}/metadata/labels")),
                 &format!("{base}{tpl}/metadata/labels"),
             );
             merge_labels(
                 &mut r,
-                doc.pointer(&format!("{tpl}/metadata/annotations")),
+                doc.at(&format!("{tpl}/metadata/annotations")),
                 &format!("{base}{tpl}/metadata/annotations"),
             );
         }
         let mut env = Vec::new();
         let mut images = Vec::new();
         if let Some(inherit) = &f.inherit
-            && let Some(defaults) = doc.pointer(inherit)
+            && let Some(defaults) = doc.at(inherit)
         {
             read_scheduling(&mut r, defaults, &format!("{base}{inherit}"));
         }
@@ -684,7 +698,7 @@ pub(super) fn workloads(doc: &Value, base: &str, template: Resource) -> Vec<Reso
         let mut count: i64 = 1;
         let last = f.count.len().saturating_sub(1);
         for (i, c) in f.count.iter().enumerate() {
-            let Some(n) = doc.pointer(c).and_then(int_of) else {
+            let Some(n) = doc.at(c).and_then(int_of) else {
                 continue;
             };
             let n = if f.less_one && i == last {
@@ -714,11 +728,11 @@ pub(super) fn workloads(doc: &Value, base: &str, template: Resource) -> Vec<Reso
 pub(super) fn node_claim(doc: &Value, base: &str, template: Resource) -> Vec<Resource> {
     let mut r = template;
     let reqs = "/spec/requirements";
-    if let Some(Value::Array(list)) = doc.pointer(reqs) {
+    if let Some(Value::Array(list)) = doc.at(reqs) {
         for (i, q) in list.iter().enumerate() {
             let key = q.get("key").and_then(Value::as_str).unwrap_or_default();
             if (INSTANCE_TYPE_LABELS.contains(&key) || key == "karpenter.azure.com/sku-name")
-                && let Some(v) = q.pointer("/values/0").and_then(Value::as_str)
+                && let Some(v) = q.at("/values/0").and_then(Value::as_str)
             {
                 set_sku(&mut r, v, format!("{base}{reqs}/{i}/values/0"));
                 break;
@@ -726,7 +740,7 @@ pub(super) fn node_claim(doc: &Value, base: &str, template: Resource) -> Vec<Res
         }
     }
     r.kind = "aks-node-pool".into();
-    if let Some(Value::Array(t)) = doc.pointer("/spec/taints") {
+    if let Some(Value::Array(t)) = doc.at("/spec/taints") {
         r.taints = t
             .iter()
             .map(|t| {
@@ -757,7 +771,7 @@ fn read_scheduling(r: &mut Resource, spec: &Value, ptr: &str) {
     }
     let terms_ptr =
         "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms";
-    if let Some(Value::Array(terms)) = spec.pointer(terms_ptr) {
+    if let Some(Value::Array(terms)) = spec.at(terms_ptr) {
         for (ti, term) in terms.iter().enumerate() {
             for list in ["matchExpressions", "matchFields"] {
                 let Some(Value::Array(exprs)) = term.get(list) else {
@@ -769,12 +783,10 @@ fn read_scheduling(r: &mut Resource, spec: &Value, ptr: &str) {
                     };
                     let at = format!("{ptr}{terms_ptr}/{ti}/{list}/{ei}");
                     let (value, vptr) = match e.get("operator").and_then(Value::as_str) {
-                        Some("In" | "Gt" | "Lt") => {
-                            match e.pointer("/values/0").and_then(scalar_text) {
-                                Some(v) => (v, format!("{at}/values/0")),
-                                None => continue,
-                            }
-                        }
+                        Some("In" | "Gt" | "Lt") => match e.at("/values/0").and_then(scalar_text) {
+                            Some(v) => (v, format!("{at}/values/0")),
+                            None => continue,
+                        },
                         Some("Exists") => (String::new(), format!("{at}/key")),
                         _ => continue,
                     };

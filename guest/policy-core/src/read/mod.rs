@@ -28,6 +28,7 @@ pub use common::escape;
 pub use kubernetes::pod_specs;
 
 use crate::compute::{Resource, Source};
+use crate::read::common::At;
 use common::str_at;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -145,7 +146,7 @@ fn normalize_inner(doc: &Value, source: Source) -> Vec<Resource> {
     if obj.get("kind").and_then(Value::as_str) == Some("AdmissionReview")
         || source == Source::AdmissionReview
     {
-        return match doc.pointer("/request/object") {
+        return match doc.at("/request/object") {
             Some(inner) => kubernetes_object(inner, "/request/object", 0),
             None => Vec::new(),
         };

@@ -21,6 +21,7 @@
 
 use super::common::{escape, int_of, merge_labels, resolve_intent, set_region, set_sku};
 use crate::compute::Resource;
+use crate::read::common::At;
 use serde_json::Value;
 
 const CLUSTER: &str = "azurerm_kubernetes_cluster";
@@ -126,7 +127,7 @@ fn root_module(doc: &Value) -> Option<(&Value, &'static str)> {
         ("/values/root_module", "/values/root_module"),
     ]
     .into_iter()
-    .find_map(|(p, ptr)| doc.pointer(p).filter(|v| v.is_object()).map(|v| (v, ptr)))
+    .find_map(|(p, ptr)| doc.at(p).filter(|v| v.is_object()).map(|v| (v, ptr)))
 }
 
 fn plan_resources(doc: &Value) -> Vec<Declared<'_>> {
@@ -184,7 +185,7 @@ fn plan_resources(doc: &Value) -> Vec<Declared<'_>> {
 
 /// `configuration.root_module.resources[].expressions` of the resource `ty.name`.
 fn config_expressions<'d>(doc: &'d Value, ty: &str, name: &str) -> Option<&'d Value> {
-    doc.pointer("/configuration/root_module/resources")?
+    doc.at("/configuration/root_module/resources")?
         .as_array()?
         .iter()
         .find(|r| {
@@ -300,7 +301,7 @@ impl<'d> Module<'d> {
     fn referenced(&self, res: &Declared<'d>, key: &str, ty: &str) -> Option<&Declared<'d>> {
         let target = match res.references {
             Some(expressions) => expressions
-                .pointer(&format!("/{}/references", escape(key)))?
+                .at(&format!("/{}/references", escape(key)))?
                 .as_array()?
                 .iter()
                 .filter_map(Value::as_str)
