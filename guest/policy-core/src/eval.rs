@@ -12,6 +12,7 @@
 
 use crate::ast;
 use crate::catalog::{self, SkuFacts};
+use crate::cel_value::{self, json_to_cel, to_cel};
 use crate::model::{self, Resource, Source};
 use crate::pack::{self, Pack, PackError, Severity, WirePack};
 use crate::read::common::At;
@@ -351,7 +352,7 @@ impl Evaluator {
                 input.document.at(&res.pointer).unwrap_or(input.document)
             };
             let mut scope = root.new_inner_scope();
-            scope.add_variable_from_value("resource", to_cel(res));
+            scope.add_variable_from_value("resource", cel_value::resource(res));
             // `object` is converted on first use by an expression of this resource.
             let mut object_bound = false;
             let mut sku_bound = false;
@@ -485,38 +486,6 @@ pub fn display_name(r: &Resource) -> String {
 
 fn type_name(v: &Cel) -> String {
     format!("{}", v.type_of())
-}
-
-fn to_cel<T: Serialize>(v: &T) -> Cel {
-    cel_interpreter::to_value(v).unwrap_or(Cel::Null)
-}
-
-/// JSON to CEL. Whole numbers become `int` (CEL's default integer type, so
-/// `settings.n * 2` works) unless they only fit in a `uint`.
-fn json_to_cel(v: &Value) -> Cel {
-    match v {
-        Value::Null => Cel::Null,
-        Value::Bool(b) => Cel::Bool(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Cel::Int(i),
-            (None, Some(u)) => Cel::UInt(u),
-            _ => Cel::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Value::String(s) => Cel::String(Arc::new(s.clone())),
-        Value::Array(a) => Cel::List(Arc::new(a.iter().map(json_to_cel).collect())),
-        Value::Object(m) => {
-            let map: std::collections::HashMap<cel_interpreter::objects::Key, Cel> = m
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        cel_interpreter::objects::Key::String(Arc::new(k.clone())),
-                        json_to_cel(v),
-                    )
-                })
-                .collect();
-            Cel::Map(cel_interpreter::objects::Map { map: Arc::new(map) })
-        }
-    }
 }
 
 fn text_arg(v: &Cel) -> Option<&str> {

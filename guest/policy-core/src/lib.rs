@@ -13,11 +13,12 @@
 //! - [`catalog`]: SKU, GPU architecture / CUDA and region facts, each with its source.
 //! - [`cuda`] and [`version`]: CUDA inference from image references and version maths.
 //! - [`pack`]: a rule pack, pre-parsed (CEL ASTs), in the binary form a component carries.
-//! - [`eval`]: runs a pack's rules over one document.
+//! - [`eval`]: runs a pack's rules over one document; `cel_value` builds what the rules see.
 //! - [`settings`]: checks settings against a pack's settings schema (a documented JSON Schema subset).
 
 pub mod ast;
 pub mod catalog;
+mod cel_value;
 pub mod compute;
 pub mod cuda;
 pub mod eval;

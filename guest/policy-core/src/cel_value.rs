@@ -1,0 +1,233 @@
+//! What rules see: the conversions of the evaluation's inputs into CEL values.
+//!
+//! `resource` is built field by field ([`resource`]) rather than through
+//! cel-interpreter's serde serializer, which allocated every field name anew and hashed
+//! every entry twice (it collects a map, then re-inserts it into another): that was a
+//! sixth of a fresh evaluation of a Pod. The field names are made once per process (so
+//! once per pre-initialised snapshot). The answer is the serializer's, which the tests
+//! check on every JSON fixture.
+
+use crate::compute::Resource;
+use cel_interpreter::Value as Cel;
+use cel_interpreter::objects::{Key, Map};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock};
+
+/// Any serializable value, through cel-interpreter's serializer.
+pub(crate) fn to_cel<T: Serialize>(v: &T) -> Cel {
+    cel_interpreter::to_value(v).unwrap_or(Cel::Null)
+}
+
+/// JSON to CEL. Whole numbers become `int` (CEL's default integer type, so
+/// `settings.n * 2` works) unless they only fit in a `uint`.
+pub(crate) fn json_to_cel(v: &Value) -> Cel {
+    match v {
+        Value::Null => Cel::Null,
+        Value::Bool(b) => Cel::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Cel::Int(i),
+            (None, Some(u)) => Cel::UInt(u),
+            _ => Cel::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => text(s),
+        Value::Array(a) => Cel::List(Arc::new(a.iter().map(json_to_cel).collect())),
+        Value::Object(m) => map(m.iter().map(|(k, v)| (key(k), json_to_cel(v)))),
+    }
+}
+
+fn text(s: &str) -> Cel {
+    Cel::String(Arc::new(s.to_string()))
+}
+
+fn key(s: &str) -> Key {
+    Key::String(Arc::new(s.to_string()))
+}
+
+fn map(entries: impl ExactSizeIterator<Item = (Key, Cel)>) -> Cel {
+    let mut m = HashMap::with_capacity(entries.len());
+    m.extend(entries);
+    Cel::Map(Map { map: Arc::new(m) })
+}
+
+/// The field names of `resource`, in the order [`resource`] fills them: the camelCase
+/// names serde gives [`Resource`]'s serialized fields.
+const FIELDS: [&str; 32] = [
+    "kind",
+    "sourceKind",
+    "name",
+    "namespace",
+    "display",
+    "sku",
+    "region",
+    "minNodes",
+    "maxNodes",
+    "autoscale",
+    "priority",
+    "workload",
+    "instanceCount",
+    "distributed",
+    "images",
+    "gpuRequests",
+    "rdmaRequests",
+    "labels",
+    "osType",
+    "kubernetesVersion",
+    "gpuInstanceProfile",
+    "tolerations",
+    "taints",
+    "nodeSelection",
+    "cuda",
+    "cudaSource",
+    "isolationRequired",
+    "gpuOperator",
+    "parentRegion",
+    "parent",
+    "unresolved",
+    "azureId",
+];
+
+fn field_keys() -> &'static [Key; FIELDS.len()] {
+    static KEYS: OnceLock<[Key; FIELDS.len()]> = OnceLock::new();
+    KEYS.get_or_init(|| FIELDS.map(key))
+}
+
+/// `resource` as rules see it: the same value as `to_cel(r)`.
+pub(crate) fn resource(r: &Resource) -> Cel {
+    let opt_text = |v: &Option<String>| v.as_deref().map_or(Cel::Null, text);
+    let opt_int = |v: Option<i64>| v.map_or(Cel::Null, Cel::Int);
+    let texts = |v: &[String]| Cel::List(Arc::new(v.iter().map(|s| text(s)).collect()));
+    let text_map = |m: &BTreeMap<String, String>| map(m.iter().map(|(k, v)| (key(k), text(v))));
+    let values: [Cel; FIELDS.len()] = [
+        text(&r.kind),
+        text(&r.source_kind),
+        text(&r.name),
+        opt_text(&r.namespace),
+        text(&r.display),
+        opt_text(&r.sku),
+        opt_text(&r.region),
+        opt_int(r.min_nodes),
+        opt_int(r.max_nodes),
+        r.autoscale.map_or(Cel::Null, Cel::Bool),
+        opt_text(&r.priority),
+        text(&r.workload),
+        opt_int(r.instance_count),
+        Cel::Bool(r.distributed),
+        texts(&r.images),
+        Cel::Float(r.gpu_requests),
+        Cel::Float(r.rdma_requests),
+        text_map(&r.labels),
+        opt_text(&r.os_type),
+        opt_text(&r.kubernetes_version),
+        opt_text(&r.gpu_instance_profile),
+        // Through serde, as before: serde_json writes a positive integer as a `uint`,
+        // where [`json_to_cel`] makes an `int`.
+        Cel::List(Arc::new(r.tolerations.iter().map(to_cel).collect())),
+        texts(&r.taints),
+        text_map(&r.node_selection),
+        opt_text(&r.cuda),
+        opt_text(&r.cuda_source),
+        Cel::Bool(r.isolation_required),
+        Cel::Bool(r.gpu_operator),
+        opt_text(&r.parent_region),
+        opt_text(&r.parent),
+        texts(&r.unresolved),
+        opt_text(&r.azure_id),
+    ];
+    map(field_keys().iter().cloned().zip(values))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compute::Source;
+    use std::path::Path;
+
+    fn json_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                json_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn resource_has_exactly_the_fields_serde_gives_it() {
+        let Cel::Map(ours) = resource(&Resource::default()) else {
+            panic!("not a map");
+        };
+        let Cel::Map(serde) = to_cel(&Resource::default()) else {
+            panic!("not a map");
+        };
+        let mut ours: Vec<_> = ours.map.keys().map(|k| format!("{k:?}")).collect();
+        let mut serde: Vec<_> = serde.map.keys().map(|k| format!("{k:?}")).collect();
+        ours.sort();
+        serde.sort();
+        assert_eq!(ours, serde);
+    }
+
+    #[test]
+    fn resource_equals_the_serde_conversion_on_every_json_fixture() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut files = Vec::new();
+        for dir in ["tests/fixtures", "examples"] {
+            json_files(&root.join(dir), &mut files);
+        }
+        let mut resources = 0;
+        for file in &files {
+            let Ok(text) = std::fs::read_to_string(file) else {
+                continue;
+            };
+            let Ok(doc) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
+            for source in [Source::Unknown, Source::AzureMl, Source::Terraform] {
+                for r in crate::read::normalize(&doc, source) {
+                    assert_eq!(resource(&r), to_cel(&r), "{}: {}", file.display(), r.name);
+                    resources += 1;
+                }
+            }
+        }
+        assert!(
+            resources > 100,
+            "only {resources} resources read from {} files",
+            files.len()
+        );
+        // Every optional field set, and a toleration with numbers of each kind.
+        let full = Resource {
+            namespace: Some("ns".into()),
+            sku: Some("Standard_NC6".into()),
+            region: Some("eastus".into()),
+            min_nodes: Some(0),
+            max_nodes: Some(-3),
+            autoscale: Some(true),
+            priority: Some("Spot".into()),
+            instance_count: Some(2),
+            distributed: true,
+            images: vec!["a".into(), "b".into()],
+            gpu_requests: 1.5,
+            rdma_requests: 2.0,
+            labels: [("k".to_string(), "v".to_string())].into(),
+            os_type: Some("Linux".into()),
+            kubernetes_version: Some("1.30".into()),
+            gpu_instance_profile: Some("1g.10gb".into()),
+            tolerations: vec![serde_json::json!({"seconds": 300, "neg": -1, "f": 1.5, "ok": null})],
+            taints: vec!["t".into()],
+            node_selection: [("n".to_string(), "s".to_string())].into(),
+            cuda: Some("12.2".into()),
+            cuda_source: Some("label".into()),
+            isolation_required: true,
+            gpu_operator: true,
+            parent_region: Some("westus".into()),
+            parent: Some("p".into()),
+            unresolved: vec!["u".into()],
+            azure_id: Some("/subscriptions/x".into()),
+            ..Resource::default()
+        };
+        assert_eq!(resource(&full), to_cel(&full));
+    }
+}
