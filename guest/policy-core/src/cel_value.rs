@@ -157,14 +157,14 @@ mod tests {
 
     #[test]
     fn resource_has_exactly_the_fields_serde_gives_it() {
-        let Cel::Map(ours) = resource(&Resource::default()) else {
-            panic!("not a map");
+        let keys = |v: Cel| match v {
+            Cel::Map(m) => m.map.keys().map(|k| format!("{k:?}")).collect::<Vec<_>>(),
+            other => vec![format!("not a map: {other:?}")],
         };
-        let Cel::Map(serde) = to_cel(&Resource::default()) else {
-            panic!("not a map");
-        };
-        let mut ours: Vec<_> = ours.map.keys().map(|k| format!("{k:?}")).collect();
-        let mut serde: Vec<_> = serde.map.keys().map(|k| format!("{k:?}")).collect();
+        let (mut ours, mut serde) = (
+            keys(resource(&Resource::default())),
+            keys(to_cel(&Resource::default())),
+        );
         ours.sort();
         serde.sort();
         assert_eq!(ours, serde);
