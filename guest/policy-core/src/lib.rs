@@ -14,6 +14,7 @@
 //! - [`cuda`] and [`version`]: CUDA inference from image references and version maths.
 //! - [`pack`]: a rule pack, pre-parsed (CEL ASTs), in the binary form a component carries.
 //! - [`eval`]: runs a pack's rules over one document; `cel_value` builds what the rules see.
+//! - [`heap`]: the allocator the policy runtime component installs (size classes over `malloc`).
 //! - [`settings`]: checks settings against a pack's settings schema (a documented JSON Schema subset).
 
 pub mod ast;
@@ -24,6 +25,7 @@ pub mod cuda;
 pub mod eval;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod heap;
 pub mod model;
 pub mod pack;
 pub mod read;
