@@ -53,7 +53,7 @@ fn map(entries: impl ExactSizeIterator<Item = (Key, Cel)>) -> Cel {
 
 /// The field names of `resource`, in the order [`resource`] fills them: the camelCase
 /// names serde gives [`Resource`]'s serialized fields.
-const FIELDS: [&str; 32] = [
+pub(crate) const FIELDS: [&str; 32] = [
     "kind",
     "sourceKind",
     "name",

@@ -811,40 +811,9 @@ pub const FUNCTIONS: &[&str] = &[
 ];
 /// Top-level variables.
 pub const VARIABLES: &[&str] = &["resource", "object", "settings", "asOf"];
-/// Fields of `resource` (camelCase as CEL sees them).
-pub const RESOURCE_FIELDS: &[&str] = &[
-    "kind",
-    "sourceKind",
-    "name",
-    "namespace",
-    "display",
-    "sku",
-    "region",
-    "minNodes",
-    "maxNodes",
-    "autoscale",
-    "priority",
-    "workload",
-    "instanceCount",
-    "distributed",
-    "images",
-    "gpuRequests",
-    "rdmaRequests",
-    "labels",
-    "osType",
-    "kubernetesVersion",
-    "gpuInstanceProfile",
-    "tolerations",
-    "taints",
-    "nodeSelection",
-    "cuda",
-    "cudaSource",
-    "isolationRequired",
-    "gpuOperator",
-    "parentRegion",
-    "parent",
-    "unresolved",
-];
+/// Fields of `resource` (camelCase as CEL sees them): exactly what the runtime binds
+/// (a test holds them to the serialised [`Resource`]).
+pub const RESOURCE_FIELDS: &[&str] = &cel_value::FIELDS;
 /// Fields of the map `sku(name)` returns.
 pub const SKU_FIELDS: &[&str] = &[
     "known",

@@ -210,6 +210,9 @@ mod tests {
     fn valid_expressions_pass() {
         assert!(problems("resource.minNodes > 0 && sku(resource.sku).infiniband").is_empty());
         assert!(problems("resource.images.exists(i, cudaOf(i) != null)").is_empty());
+        // Documented in compute-model.md and bound by the runtime; the checker once
+        // refused it as unknown.
+        assert!(problems("resource.azureId != null").is_empty());
         assert!(
             problems("has(resource.labels.owner) && size(settings) >= 0 && asOf > ''").is_empty()
         );
