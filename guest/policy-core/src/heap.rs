@@ -4,7 +4,7 @@
 //! and frees nearly all of them before it returns; a host that follows computeguard's
 //! isolation promise then throws the instance away. wasi-libc's dlmalloc, the default,
 //! spent a sixth of a GPU Pod evaluation in `malloc` and `free` (bins, coalescing,
-//! boundary tags). Here a small block (up to [`MAX_SMALL`] bytes, alignment up to 8)
+//! boundary tags). Here a small block (up to 4 KiB, alignment up to 8)
 //! comes from the free list of its size class, or is carved from a 64 KiB chunk taken
 //! from `malloc`; freeing it pushes it back on its list, so the next allocation of that
 //! class reuses the most recently freed block (a hot cache line, an already dirty page).
