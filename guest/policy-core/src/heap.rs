@@ -8,8 +8,8 @@
 //! comes from the free list of its size class, or is carved from a 64 KiB chunk taken
 //! from `malloc`; freeing it pushes it back on its list, so the next allocation of that
 //! class reuses the most recently freed block (a hot cache line, an already dirty page).
-//! Classes are 8 bytes apart up to 64, then four per doubling, so a block wastes at most
-//! a fifth of itself. Larger or more aligned blocks go straight to `malloc`.
+//! Classes are 8 bytes apart up to 64, then four per doubling, so above 64 bytes a block
+//! wastes at most a fifth of itself. Larger or more aligned blocks go straight to `malloc`.
 //!
 //! Small blocks never return to `malloc`: an embedder that reuses one instance for many
 //! evaluations keeps, per class, the most it ever had live at once. Measurements:
@@ -21,7 +21,9 @@
 //! ```ignore
 //! #[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
 //! #[global_allocator]
-//! static HEAP: computeguard_policy_core::heap::Heap = computeguard_policy_core::heap::Heap::new();
+//! // SAFETY: the component is single-threaded.
+//! static HEAP: computeguard_policy_core::heap::Heap =
+//!     unsafe { computeguard_policy_core::heap::Heap::new() };
 //! ```
 
 // An allocator cannot be written without `unsafe`; every block says why it holds.
@@ -70,12 +72,13 @@ struct State {
 
 pub struct Heap(UnsafeCell<State>);
 
-// SAFETY: installed only in single-threaded programs (see the module documentation);
-// the tests use their own instance from one thread.
+// SAFETY: a `Heap` exists only where [`Heap::new`]'s caller promised one thread.
 unsafe impl Sync for Heap {}
 
 impl Heap {
-    pub const fn new() -> Self {
+    /// # Safety
+    /// The heap is used from one thread only: its state is not synchronised.
+    pub const unsafe fn new() -> Self {
         Heap(UnsafeCell::new(State {
             free: [ptr::null_mut(); CLASSES],
             bump: ptr::null_mut(),
@@ -111,12 +114,6 @@ impl Heap {
         // SAFETY: at least `size` bytes remain in the chunk.
         s.bump = unsafe { block.add(size) };
         block
-    }
-}
-
-impl Default for Heap {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
@@ -203,7 +200,8 @@ mod tests {
 
     #[test]
     fn blocks_are_distinct_aligned_reused_and_keep_their_bytes() {
-        let heap = Heap::new();
+        // SAFETY: this test is the heap's only thread.
+        let heap = unsafe { Heap::new() };
         unsafe {
             let mut blocks = Vec::new();
             for size in [1, 7, 8, 9, 64, 65, 100, 1000, 4096, 4097, 70_000] {

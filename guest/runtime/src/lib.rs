@@ -37,7 +37,9 @@ struct Runtime;
 /// dlmalloc (see `computeguard_policy_core::heap`).
 #[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
 #[global_allocator]
-static HEAP: computeguard_policy_core::heap::Heap = computeguard_policy_core::heap::Heap::new();
+// SAFETY: the component is single-threaded (wasm32-wasip2 has no threads).
+static HEAP: computeguard_policy_core::heap::Heap =
+    unsafe { computeguard_policy_core::heap::Heap::new() };
 
 /// The instance's pack, decoded on first use. A pack that does not decode is
 /// reported by every call rather than trapping.
