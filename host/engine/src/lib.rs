@@ -239,7 +239,6 @@ impl Drop for Shared {
     }
 }
 
-/// The shared wasmtime engine. See the crate docs.
 /// What a policy may import besides WASI: the types-only interface policies import
 /// alongside `evaluator`, and the pack interface. A pre-initialised CEL runtime still
 /// imports its pack but never reads it (the snapshot holds it decoded); asking anyway is
@@ -257,6 +256,7 @@ fn policy_imports(linker: &mut Linker<sandbox::Ctx>) -> wasmtime::Result<()> {
     Ok(())
 }
 
+/// The shared wasmtime engine. See the crate docs.
 #[derive(Clone)]
 pub struct Engine {
     shared: Arc<Shared>,

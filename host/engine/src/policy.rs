@@ -327,14 +327,8 @@ impl Policy {
         deadline: Instant,
     ) -> Result<Response, EvalError> {
         let shared = &self.engine.shared;
-        let deadline = deadline.min(Instant::now() + shared.config.deadline);
+        let deadline = self.deadline(deadline)?;
         let limits = &shared.config.output;
-        if Instant::now() >= deadline {
-            return Err(EvalError::Timeout {
-                policy: self.info.name.clone(),
-                deadline: shared.config.deadline,
-            });
-        }
         // Two ticks: the next one may come at once, the one after comes no sooner than
         // a full tick from now. Then a yield at every tick, and a stop at `deadline`.
         let mut store = self.store(deadline, 2, wasmtime::UpdateDeadline::Yield);
@@ -419,6 +413,20 @@ impl Policy {
         self.call_here(deadline, document_bytes, f)
     }
 
+    /// `deadline`, capped at the engine's own evaluation deadline from now; `Timeout`
+    /// when it has already passed.
+    fn deadline(&self, deadline: Instant) -> Result<Instant, EvalError> {
+        let budget = self.engine.shared.config.deadline;
+        let deadline = deadline.min(Instant::now() + budget);
+        if Instant::now() >= deadline {
+            return Err(EvalError::Timeout {
+                policy: self.info.name.clone(),
+                deadline: budget,
+            });
+        }
+        Ok(deadline)
+    }
+
     /// A store with the sandbox's context and memory cap, stopped at `deadline`. The
     /// epoch ticks every millisecond; from the `first` tick on, at each tick the store
     /// compares the wall clock with the deadline (so a busy machine, with late ticks,
@@ -450,7 +458,7 @@ impl Policy {
         f: impl FnOnce(&Instance, &mut Store<Ctx>) -> wasmtime::Result<T>,
     ) -> Result<T, EvalError> {
         let shared = &self.engine.shared;
-        let deadline = deadline.min(Instant::now() + shared.config.deadline);
+        let deadline = self.deadline(deadline)?;
         let budget = shared.config.deadline;
         let mut store = self.store(deadline, 1, wasmtime::UpdateDeadline::Continue);
         let fail = |store: &Store<Ctx>, e: wasmtime::Error| {
@@ -463,12 +471,6 @@ impl Policy {
                 document_bytes,
             )
         };
-        if Instant::now() >= deadline {
-            return Err(EvalError::Timeout {
-                policy: self.info.name.clone(),
-                deadline: budget,
-            });
-        }
         let instance = match self.pre.instance_pre().instantiate(&mut store) {
             Ok(i) => i,
             Err(e) => return Err(fail(&store, e)),
