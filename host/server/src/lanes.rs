@@ -93,7 +93,7 @@ impl Lanes {
         until: Instant,
     ) -> Result<T, NoAnswer> {
         let mut evaluation = Box::pin(evaluation);
-        if let Poll::Ready(out) = poll_once(evaluation.as_mut()).await {
+        if let Poll::Ready(out) = poll_once(evaluation.as_mut()).await? {
             return Ok(out);
         }
         let Some(slow) = &self.slow else {
@@ -119,9 +119,17 @@ impl Drop for Lanes {
 
 /// Polls `future` once, then answers what that poll did. A `Pending` future has
 /// already asked to be woken (an epoch yield wakes at once); the caller decides who
-/// polls it next.
-async fn poll_once<T>(mut future: Pin<&mut (impl Future<Output = T> + ?Sized)>) -> Poll<T> {
-    std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await
+/// polls it next. A panic in the poll is `Panicked`, as on the slow lane, where the
+/// runtime catches it: it must not take the connection's task, and the answer, with it.
+async fn poll_once<T>(
+    mut future: Pin<&mut (impl Future<Output = T> + ?Sized)>,
+) -> Result<Poll<T>, NoAnswer> {
+    std::future::poll_fn(|cx| {
+        let polled =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| future.as_mut().poll(cx)));
+        Poll::Ready(polled.map_err(|_| NoAnswer::Panicked))
+    })
+    .await
 }
 
 /// Slow-lane threads yield to the threads that accept connections and answer health
@@ -199,6 +207,22 @@ mod tests {
         let c = lanes.try_admit().expect("room again");
         drop((b, c));
         assert_eq!(lanes.in_flight(), 0);
+    }
+
+    #[tokio::test]
+    #[allow(clippy::panic)]
+    async fn a_panicking_evaluation_on_the_connection_task_is_no_answer() {
+        let lanes = Lanes::new(1, 1).expect("lanes");
+        let slot = lanes.try_admit().expect("slot");
+        let boom = async move {
+            let _slot = slot;
+            panic!("policy host bug");
+        };
+        let ran = lanes
+            .run(boom, Instant::now() + Duration::from_secs(5))
+            .await;
+        assert_eq!(ran, Err(NoAnswer::Panicked));
+        assert_eq!(lanes.in_flight(), 0, "the slot came back");
     }
 
     #[tokio::test]
