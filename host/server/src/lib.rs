@@ -533,9 +533,9 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
     let decision = match review::prepare(&set, &review, mode) {
         review::Precheck::Decided(decision) => decision,
         review::Precheck::Evaluate(prepared) => {
-            // The whole request, queueing included, must be answered within the
-            // evaluation timeout: every policy is stopped at this instant, and a request
-            // still waiting for a thread then is answered per the failure mode.
+            // The whole request must be answered within the evaluation timeout from its
+            // arrival: every policy is stopped at this instant, and a request with no
+            // answer then is answered per the failure mode.
             let deadline = started + set.webhook.limits.evaluation_timeout;
             let unanswered = |why| unevaluated(state, &set, &review.uid, endpoint, mode, why);
             let Ok(slot) = state.lanes.try_admit() else {
@@ -606,9 +606,10 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
 /// Why a request got no evaluation.
 #[derive(Clone, Copy)]
 enum Unevaluated {
-    /// `maxInFlight` requests were already queued or running.
+    /// `maxInFlight` evaluations were already running.
     Overloaded,
-    /// The evaluation did not finish within `evaluationTimeoutMs`.
+    /// The evaluation did not finish within `evaluationTimeoutMs` (or panicked: the
+    /// answer is the same, per the failure mode).
     TimedOut,
 }
 

@@ -154,8 +154,7 @@ const RESTARTED: &str = "COMPUTEGUARD_RESTARTED_WARM";
 /// cache warm. Even a fresh engine leaves the compiler's pages behind in this process
 /// (the allocator's arenas, the binary's Cranelift code it touched): with glibc, 50-57 MiB
 /// resident against 25-31 MiB for a warm start (docs/benchmarks.md, section 10). Nothing
-/// is bound yet at
-/// that point. Done once (`COMPUTEGUARD_RESTARTED_WARM`), and only on Unix; when the
+/// is bound yet at that point. Done once (`COMPUTEGUARD_RESTARTED_WARM`), and only on Unix; when the
 /// restart cannot happen, this process loads again from the cache and serves.
 fn restart_warm() {
     #[cfg(unix)]
