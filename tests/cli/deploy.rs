@@ -152,6 +152,8 @@ fn container(deployment: &Object) -> Result<&Value> {
 /// The container's arguments, parsed by the real `computeguard` command line.
 struct ServeArgs {
     port: u16,
+    /// `--probe-addr`'s port: the plain-HTTP probe and metrics port.
+    probe_port: Option<u16>,
     tls_cert: PathBuf,
     tls_key: PathBuf,
     config: PathBuf,
@@ -172,6 +174,7 @@ fn serve_args(deployment: &Object) -> Result<ServeArgs> {
     };
     Ok(ServeArgs {
         port: args.addr.port(),
+        probe_port: args.probe_addr.map(|a| a.port()),
         tls_cert: args.tls_cert,
         tls_key: args.tls_key,
         config: args
@@ -459,7 +462,13 @@ fn probes_mounts_and_shutdown_fit_the_server() -> Result {
     let args = serve_args(d)?;
     let base = "/spec/template/spec/containers/0";
 
-    // The port the server listens on is the container port the probes use.
+    // The container ports are the server's two: the webhook port (--addr) and the
+    // plain-HTTP probe port (--probe-addr), which the probes use, so that connections
+    // held on the webhook port cannot make them fail (issue 23).
+    let probe_port = args.probe_port.ok_or(format!(
+        "{}: expected --probe-addr: probes on the webhook port fail while it is held",
+        d.at(&format!("{base}/args"))
+    ))?;
     let ports: Vec<u64> = c["ports"]
         .as_array()
         .into_iter()
@@ -467,8 +476,8 @@ fn probes_mounts_and_shutdown_fit_the_server() -> Result {
         .filter_map(|p| p["containerPort"].as_u64())
         .collect();
     ensure!(
-        ports == [u64::from(args.port)],
-        "{}: expected the one container port {} from --addr, found {ports:?}",
+        ports == [u64::from(args.port), u64::from(probe_port)],
+        "{}: expected the container ports {} (--addr) and {probe_port} (--probe-addr), found {ports:?}",
         d.at(&format!("{base}/ports")),
         args.port
     );
@@ -485,14 +494,13 @@ fn probes_mounts_and_shutdown_fit_the_server() -> Result {
             p["path"]
         );
         ensure!(
-            p["scheme"] == "HTTPS",
-            "{at}: the server speaks HTTPS only; expected scheme HTTPS"
+            p["scheme"] == "HTTP",
+            "{at}: the probe port speaks plain HTTP; expected scheme HTTP"
         );
         ensure!(
-            resolve_port(c, &p["port"]) == Some(u64::from(args.port)),
-            "{at}: port {} is not the server's port {}",
+            resolve_port(c, &p["port"]) == Some(u64::from(probe_port)),
+            "{at}: port {} is not the server's probe port {probe_port}",
             p["port"],
-            args.port
         );
     }
 
@@ -1033,6 +1041,98 @@ fn deploy_doc_shows_the_real_findings_of_its_example_pods() -> Result {
         rules,
         ["cuda-arch-compat", "gpu-workload-scheduling", "sku-retired"],
         "{report:#}"
+    );
+    Ok(())
+}
+
+/// The NetworkPolicy selects the webhook pods, names only their two ports, and admits
+/// each from a list of sources: no rule without `from` (which would admit everyone),
+/// the webhook port from the API server's konnectivity agents, the probe port from the
+/// nodes and the monitoring namespace.
+#[test]
+fn network_policy_admits_each_port_only_from_named_sources() -> Result {
+    let m = Manifests::load()?;
+    let d = m.one("Deployment")?;
+    let c = container(d)?;
+    let np = m.one("NetworkPolicy")?;
+    ensure!(
+        np.str("/metadata/namespace") == NAMESPACE,
+        "{}: expected namespace {NAMESPACE}",
+        np.at("/metadata/namespace")
+    );
+    let labels = pod_labels(d)?;
+    for (k, v) in np
+        .get("/spec/podSelector/matchLabels")
+        .as_object()
+        .into_iter()
+        .flatten()
+    {
+        ensure!(
+            labels.get(k) == Some(v),
+            "{}: `{k}: {v}` does not select the webhook pods",
+            np.at("/spec/podSelector")
+        );
+    }
+    ensure!(
+        np.get("/spec/policyTypes") == &json!(["Ingress"]),
+        "{}: expected policyTypes [Ingress]",
+        np.at("/spec/policyTypes")
+    );
+    let args = serve_args(d)?;
+    let mut sources = std::collections::BTreeMap::new();
+    for (i, rule) in np
+        .get("/spec/ingress")
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let at = np.at(&format!("/spec/ingress/{i}"));
+        let from = rule["from"]
+            .as_array()
+            .filter(|f| !f.is_empty())
+            .ok_or(format!("{at}: a rule without `from` admits every source"))?;
+        for port in rule["ports"].as_array().into_iter().flatten() {
+            let n = resolve_port(c, &port["port"]).ok_or(format!(
+                "{at}: port {} is not a container port",
+                port["port"]
+            ))?;
+            sources.insert(n, from.clone());
+        }
+    }
+    let webhook = sources.get(&u64::from(args.port)).ok_or(format!(
+        "{}: no rule for the webhook port",
+        np.at("/spec/ingress")
+    ))?;
+    ensure!(
+        webhook.iter().any(
+            |f| f["podSelector"]["matchLabels"]["app"] == "konnectivity-agent"
+                && f["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+                    == "kube-system"
+        ),
+        "{}: the webhook port must admit AKS's konnectivity agents (kube-system)",
+        np.at("/spec/ingress")
+    );
+    let probes = sources
+        .get(&u64::from(args.probe_port.unwrap_or_default()))
+        .ok_or(format!(
+            "{}: no rule for the probe port",
+            np.at("/spec/ingress")
+        ))?;
+    ensure!(
+        probes.iter().any(|f| f["ipBlock"]["cidr"].is_string())
+            && probes.iter().any(
+                |f| f["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+                    == "monitoring"
+            ),
+        "{}: the probe port must admit the nodes (ipBlock) and the monitoring namespace",
+        np.at("/spec/ingress")
+    );
+    ensure!(
+        sources.len() == 2,
+        "{}: expected rules for exactly the two ports, found {:?}",
+        np.at("/spec/ingress"),
+        sources.keys()
     );
     Ok(())
 }

@@ -39,6 +39,16 @@ impl Connection {
         tls: Arc<rustls::ClientConfig>,
     ) -> Result<Connection, ClientError> {
         let tcp = tokio::net::TcpStream::connect(addr).await?;
+        Connection::over(tcp, server_name, tls).await
+    }
+
+    /// Speaks HTTPS over a connected socket (for example one bound to a chosen local
+    /// address, as the end-to-end tests do to play a second client).
+    pub async fn over(
+        tcp: tokio::net::TcpStream,
+        server_name: &str,
+        tls: Arc<rustls::ClientConfig>,
+    ) -> Result<Connection, ClientError> {
         tcp.set_nodelay(true)?;
         let name = ServerName::try_from(server_name.to_string())?;
         let stream = tokio_rustls::TlsConnector::from(tls)

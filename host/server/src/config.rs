@@ -101,9 +101,18 @@ pub struct Limits {
     /// threads that accept connections and answer `/healthz` (see
     /// `computeguard_server::lanes`). Fixed at start; a reload does not change it.
     pub workers: usize,
-    /// Open connections at once (default 1,024); more are closed as soon as they are
-    /// accepted. Fixed at start.
+    /// Open connections at once on the webhook port (default 1,024). At the cap, the
+    /// connection that has been quiet longest and is not answering a request is closed
+    /// to make room; a new connection is refused only when every open one is answering
+    /// (see `computeguard_server::connections`). Fixed at start.
     pub max_connections: usize,
+    /// Open connections at once from one client IP address (default 256, a quarter of
+    /// `max_connections`): a peer at its limit closes its own quietest connection, so
+    /// one pod cannot hold the whole budget. Fixed at start.
+    pub max_connections_per_peer: usize,
+    /// Time a client has to send a request's body once its headers arrived (default
+    /// 10 s); a later body is answered 408 and the connection closed.
+    pub body_read_timeout: Duration,
     /// Time a client has to send a request's headers (HTTP/1.1; default 10 s).
     pub header_read_timeout: Duration,
     /// A connection with no request in flight and no bytes moving for this long is
@@ -121,6 +130,8 @@ impl Default for Limits {
             max_in_flight: (8 * cpus()).max(32),
             workers: cpus(),
             max_connections: 1024,
+            max_connections_per_peer: 256,
+            body_read_timeout: Duration::from_secs(10),
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             memory_bytes: 64 << 20,
@@ -134,7 +145,7 @@ fn cpus() -> usize {
 }
 
 /// The keys of `webhook.limits`, for error messages.
-const LIMIT_KEYS: &str = "maxRequestBytes, evaluationTimeoutMs, maxInFlight, workers, maxConnections, headerReadTimeoutMs, idleTimeoutMs, memoryMiB";
+const LIMIT_KEYS: &str = "maxRequestBytes, evaluationTimeoutMs, maxInFlight, workers, maxConnections, maxConnectionsPerPeer, headerReadTimeoutMs, bodyReadTimeoutMs, idleTimeoutMs, memoryMiB";
 
 /// The parsed `webhook:` section.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -402,6 +413,8 @@ fn parse_limits(cfg: &mut WebhookConfig, v: &Value, at: &str) -> Result<(), Conf
             "maxInFlight" => cfg.limits.max_in_flight = n as usize,
             "workers" => cfg.limits.workers = n as usize,
             "maxConnections" => cfg.limits.max_connections = n as usize,
+            "maxConnectionsPerPeer" => cfg.limits.max_connections_per_peer = n as usize,
+            "bodyReadTimeoutMs" => cfg.limits.body_read_timeout = Duration::from_millis(n),
             "headerReadTimeoutMs" => cfg.limits.header_read_timeout = Duration::from_millis(n),
             "idleTimeoutMs" => cfg.limits.idle_timeout = Duration::from_millis(n),
             "memoryMiB" => {
@@ -445,7 +458,8 @@ mod tests {
             "policyFailure": {"org-rules": "Fail"},
             "exclude": {"namespaces": ["kube-system"], "labels": {"computeguard.io/exclude": "true"}},
             "mutations": {"gpuToleration": true, "minNodesZero": true},
-            "limits": {"maxRequestBytes": 1024, "evaluationTimeoutMs": 500, "maxInFlight": 8}
+            "limits": {"maxRequestBytes": 1024, "evaluationTimeoutMs": 500, "maxInFlight": 8,
+                       "maxConnectionsPerPeer": 4, "bodyReadTimeoutMs": 250}
         }))
         .expect("valid");
         assert!(c.dry_run);
@@ -457,6 +471,8 @@ mod tests {
         assert_eq!(c.mutations.gpu_toleration, Some(Toleration::default()));
         assert_eq!(c.limits.evaluation_timeout, Duration::from_millis(500));
         assert_eq!(c.limits.max_in_flight, 8);
+        assert_eq!(c.limits.max_connections_per_peer, 4);
+        assert_eq!(c.limits.body_read_timeout, Duration::from_millis(250));
     }
 
     #[test]

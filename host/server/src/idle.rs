@@ -27,12 +27,12 @@ impl Default for Activity {
 }
 
 impl Activity {
-    fn touch(&self) {
+    pub(crate) fn touch(&self) {
         let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.last_ms.store(ms, Ordering::Relaxed);
     }
 
-    fn quiet_for(&self) -> Duration {
+    pub(crate) fn quiet_for(&self) -> Duration {
         let last = Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
         self.start.elapsed().saturating_sub(last)
     }

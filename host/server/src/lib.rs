@@ -3,7 +3,10 @@
 //! `/validate` and `/mutate` answer AdmissionReview `admission.k8s.io/v1` over HTTPS
 //! (rustls, HTTP/1.1 and HTTP/2); `/healthz` (liveness), `/readyz` (every policy
 //! compiled and its settings validated; not ready while draining) and `/metrics`
-//! (Prometheus text).
+//! (Prometheus text) answer there and, with [`ServeOptions::probe_addr`], on a
+//! plain-HTTP port of their own that connections held on the webhook port cannot
+//! block. A full port makes room by closing its quietest connection (see
+//! [`connections`]).
 //!
 //! Every request that declares compute is evaluated by every policy in a fresh
 //! sandbox (see `computeguard-engine`): a policy that traps or runs past its deadline
@@ -25,6 +28,7 @@
 pub mod admission;
 pub mod client;
 pub mod config;
+pub mod connections;
 pub mod lanes;
 pub mod metrics;
 pub mod mutate;
@@ -50,7 +54,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::net::TcpListener;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Notify;
 use tracing::{debug, error, info, warn};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -75,7 +79,18 @@ pub struct ServeOptions {
     pub watch_interval: Duration,
     /// How long in-flight requests may take to finish after SIGTERM. Default 20 s.
     pub shutdown_timeout: Duration,
+    /// Where to serve `/healthz`, `/readyz` and `/metrics` over plain HTTP as well
+    /// (none by default; the shipped manifests use `0.0.0.0:8081` and point the
+    /// kubelet's probes there). The port has its own connection table
+    /// ([`PROBE_MAX_CONNECTIONS`], [`PROBE_MAX_CONNECTIONS_PER_PEER`]) and answers
+    /// nothing else.
+    pub probe_addr: Option<SocketAddr>,
 }
+
+/// Open connections at once on the probe port.
+pub const PROBE_MAX_CONNECTIONS: usize = 64;
+/// Open connections at once on the probe port from one client address.
+pub const PROBE_MAX_CONNECTIONS_PER_PEER: usize = 16;
 
 impl ServeOptions {
     pub fn new(addr: SocketAddr, tls_cert: PathBuf, tls_key: PathBuf) -> Self {
@@ -85,6 +100,7 @@ impl ServeOptions {
             tls_key,
             watch_interval: Duration::from_secs(2),
             shutdown_timeout: Duration::from_secs(20),
+            probe_addr: None,
         }
     }
 }
@@ -110,7 +126,9 @@ struct State {
     loader: Arc<dyn Loader>,
     certs: Arc<tls::CertStore>,
     lanes: lanes::Lanes,
-    connections: Arc<Semaphore>,
+    /// Open connections on the webhook port and on the probe port.
+    connections: Arc<connections::Table>,
+    probe_connections: Arc<connections::Table>,
     reload_now: Notify,
 }
 
@@ -118,6 +136,7 @@ struct State {
 pub struct Server {
     state: Arc<State>,
     listener: TcpListener,
+    probe_listener: Option<TcpListener>,
     options: ServeOptions,
     tls: Arc<rustls::ServerConfig>,
 }
@@ -143,13 +162,24 @@ impl Server {
                     addr: options.addr,
                     source,
                 })?;
+        let probe_listener = match options.probe_addr {
+            Some(addr) => Some(
+                TcpListener::bind(addr)
+                    .await
+                    .map_err(|source| ServeError::Bind { addr, source })?,
+            ),
+            None => None,
+        };
         let metrics = metrics::Metrics::default();
         metrics.policies.set(set.policies.len() as i64);
         let limits = &set.webhook.limits;
         let lanes = lanes::Lanes::new(limits.workers, limits.max_in_flight).map_err(|e| {
             ServeError::Load(format!("cannot start the slow lane's threads: {e}").into())
         })?;
-        let connections = Arc::new(Semaphore::new(limits.max_connections));
+        let connections =
+            connections::Table::new(limits.max_connections, limits.max_connections_per_peer);
+        let probe_connections =
+            connections::Table::new(PROBE_MAX_CONNECTIONS, PROBE_MAX_CONNECTIONS_PER_PEER);
         Ok(Server {
             state: Arc::new(State {
                 set: ArcSwap::from_pointee(set),
@@ -159,9 +189,11 @@ impl Server {
                 certs,
                 lanes,
                 connections,
+                probe_connections,
                 reload_now: Notify::new(),
             }),
             listener,
+            probe_listener,
             options,
             tls,
         })
@@ -170,6 +202,11 @@ impl Server {
     /// The bound address (useful with port 0).
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// The bound probe address, when [`ServeOptions::probe_addr`] is set.
+    pub fn probe_local_addr(&self) -> Option<std::io::Result<SocketAddr>> {
+        self.probe_listener.as_ref().map(TcpListener::local_addr)
     }
 
     /// A handle that asks for a reload (what SIGHUP does).
@@ -183,9 +220,14 @@ impl Server {
         let Server {
             state,
             listener,
+            probe_listener,
             options,
             tls,
         } = self;
+        let probes = probe_listener.map(|l| {
+            info!(addr = ?l.local_addr().ok(), "probes and metrics serving over plain HTTP");
+            tokio::spawn(serve_probes(state.clone(), l))
+        });
         info!(addr = %options.addr, policies = state.set.load().policies.len(), "computeguard webhook serving");
         let watcher = tokio::spawn(watch(state.clone(), options.watch_interval));
         let acceptor = tokio_rustls::TlsAcceptor::from(tls);
@@ -203,10 +245,8 @@ impl Server {
                             continue;
                         }
                     };
-                    let Ok(slot) = state.connections.clone().try_acquire_owned() else {
-                        // At maxConnections: close at once rather than queue.
-                        state.metrics.connections_refused.inc();
-                        debug!(%peer, "connection refused: at limits.maxConnections");
+                    let table = &state.connections;
+                    let Some(slot) = register(&state, table, WEBHOOK_PORT, peer) else {
                         drop(tcp);
                         continue;
                     };
@@ -215,8 +255,9 @@ impl Server {
                     let state = state.clone();
                     let watcher = graceful.watcher();
                     tokio::spawn(async move {
-                        let _slot = slot;
-                        serve_connection(state, tcp, peer, acceptor, watcher).await;
+                        serve_connection(&state, tcp, peer, acceptor, watcher, &slot).await;
+                        drop(slot);
+                        closed(&state, &state.connections, WEBHOOK_PORT);
                     });
                 }
                 () = &mut shutdown => break,
@@ -232,41 +273,181 @@ impl Server {
                 warn!(timeout = ?options.shutdown_timeout, "drain timed out; closing the remaining connections");
             }
         }
+        // The probe port answered `/readyz` 503 through the drain; now it goes too.
+        if let Some(probes) = probes {
+            probes.abort();
+        }
         Ok(())
+    }
+}
+
+/// The `port` label of the webhook port's connection metrics.
+const WEBHOOK_PORT: &str = "webhook";
+/// The `port` label of the probe port's connection metrics.
+const PROBE_PORT: &str = "probes";
+
+/// Registers an accepted connection in `table`, making room if it is full; counts
+/// evictions and refusals and logs (rate-limited) that the port is evicting. `None`:
+/// refused, close it.
+fn register(
+    state: &State,
+    table: &Arc<connections::Table>,
+    port: &'static str,
+    peer: SocketAddr,
+) -> Option<connections::Slot> {
+    let metrics = &state.metrics;
+    match table.admit(peer.ip()) {
+        Ok(admitted) => {
+            if let Some(why) = admitted.evicted {
+                let reason = why.as_str();
+                metrics
+                    .connections_evicted
+                    .get_or_create(&metrics::ConnectionLabels { port, reason })
+                    .inc();
+                if let Some(evicted) = admitted.warn {
+                    warn!(
+                        port,
+                        %peer,
+                        reason,
+                        evicted,
+                        "connection limit reached: closing the connections quiet longest to make room (webhook.limits.maxConnections, maxConnectionsPerPeer); logged at most every 10 s"
+                    );
+                }
+            }
+            metrics
+                .connections_open
+                .get_or_create(&metrics::PortLabels { port })
+                .set(table.open() as i64);
+            Some(admitted.slot)
+        }
+        Err(why) => {
+            let reason = why.as_str();
+            metrics
+                .connections_refused
+                .get_or_create(&metrics::ConnectionLabels { port, reason })
+                .inc();
+            debug!(port, %peer, reason, "connection refused: every connection that could make room is answering a request");
+            None
+        }
+    }
+}
+
+/// Updates the open-connections gauge after a connection closed.
+fn closed(state: &State, table: &connections::Table, port: &'static str) {
+    state
+        .metrics
+        .connections_open
+        .get_or_create(&metrics::PortLabels { port })
+        .set(table.open() as i64);
+}
+
+/// The plain-HTTP probe port: `/healthz`, `/readyz` and `/metrics`, nothing else.
+async fn serve_probes(state: Arc<State>, listener: TcpListener) {
+    loop {
+        let (tcp, peer) = match listener.accept().await {
+            Ok(a) => a,
+            Err(e) => {
+                warn!(error = %e, "accept failed on the probe port");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let Some(slot) = register(&state, &state.probe_connections, PROBE_PORT, peer) else {
+            continue;
+        };
+        let state = state.clone();
+        tokio::spawn(async move {
+            serve_probe_connection(&state, tcp, peer, &slot).await;
+            drop(slot);
+            closed(&state, &state.probe_connections, PROBE_PORT);
+        });
+    }
+}
+
+async fn serve_probe_connection(
+    state: &Arc<State>,
+    tcp: tokio::net::TcpStream,
+    peer: SocketAddr,
+    slot: &connections::Slot,
+) {
+    let limits = state.set.load().webhook.limits.clone();
+    let shared = slot.shared();
+    let tcp = idle::Tracked::new(tcp, shared.activity.clone());
+    let requests = Arc::new(AtomicUsize::new(0));
+    let service = {
+        let state = state.clone();
+        let requests = requests.clone();
+        hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+            let guard = idle::InFlight::new(requests.clone());
+            let response = probe(&state, req.uri().path()).unwrap_or_else(|| {
+                problem(
+                    StatusCode::NOT_FOUND,
+                    "the probe port serves /healthz, /readyz and /metrics; admission is on the HTTPS port",
+                )
+            });
+            drop(guard);
+            std::future::ready(Ok::<_, std::convert::Infallible>(response))
+        })
+    };
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .serve_connection(TokioIo::new(tcp), service);
+    tokio::select! {
+        result = conn => {
+            if let Err(e) = result {
+                debug!(%peer, error = %e, "probe connection ended with an error");
+            }
+        }
+        () = idle::until_idle(&shared.activity, &requests, limits.idle_timeout) => {}
+        () = shared.evicted.notified() => {
+            debug!(%peer, "probe connection closed to make room");
+        }
     }
 }
 
 /// One connection: TLS handshake (10 s), then HTTP/1.1 or HTTP/2 with the header-read
 /// timeout, closed when idle for `limits.idleTimeoutMs` with no request in flight.
 async fn serve_connection(
-    state: Arc<State>,
+    state: &Arc<State>,
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
     acceptor: tokio_rustls::TlsAcceptor,
     watcher: hyper_util::server::graceful::Watcher,
+    slot: &connections::Slot,
 ) {
     let limits = state.set.load().webhook.limits.clone();
-    let activity = Arc::new(idle::Activity::default());
-    let tcp = idle::Tracked::new(tcp, activity.clone());
-    let tls = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) => {
-            debug!(%peer, error = %e, "TLS handshake failed");
-            return;
-        }
-        Err(_) => {
-            debug!(%peer, "TLS handshake timed out");
+    let shared = slot.shared();
+    let tcp = idle::Tracked::new(tcp, shared.activity.clone());
+    let handshake = tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp));
+    let tls = tokio::select! {
+        done = handshake => match done {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                debug!(%peer, error = %e, "TLS handshake failed");
+                return;
+            }
+            Err(_) => {
+                debug!(%peer, "TLS handshake timed out");
+                return;
+            }
+        },
+        () = shared.evicted.notified() => {
+            debug!(%peer, "connection closed during its TLS handshake to make room");
             return;
         }
     };
     let requests = Arc::new(AtomicUsize::new(0));
     let service = {
         let requests = requests.clone();
+        let answering = shared.answering.clone();
+        let state = state.clone();
         hyper::service::service_fn(move |req| {
             let state = state.clone();
+            let answering = answering.clone();
             let guard = idle::InFlight::new(requests.clone());
             async move {
-                let response = handle(&state, req).await;
+                let response = handle(&state, req, &answering).await;
                 drop(guard);
                 Ok::<_, std::convert::Infallible>(response)
             }
@@ -292,8 +473,11 @@ async fn serve_connection(
                 debug!(%peer, error = %e, "connection ended with an error");
             }
         }
-        () = idle::until_idle(&activity, &requests, limits.idle_timeout) => {
+        () = idle::until_idle(&shared.activity, &requests, limits.idle_timeout) => {
             debug!(%peer, idle = ?limits.idle_timeout, "idle connection closed");
+        }
+        () = shared.evicted.notified() => {
+            debug!(%peer, "connection closed to make room");
         }
     }
 }
@@ -442,23 +626,37 @@ fn problem(status: StatusCode, message: &str) -> Response {
     respond(status, "application/json", body)
 }
 
-async fn handle(state: &State, req: hyper::Request<Incoming>) -> Response {
-    let endpoint = match req.uri().path() {
-        "/healthz" => return respond(StatusCode::OK, "text/plain", "ok\n"),
+/// The answer of `/healthz`, `/readyz` and `/metrics` (on either port).
+fn probe(state: &State, path: &str) -> Option<Response> {
+    Some(match path {
+        "/healthz" => respond(StatusCode::OK, "text/plain", "ok\n"),
         "/readyz" => {
-            return if state.ready.load(Ordering::SeqCst) {
+            if state.ready.load(Ordering::SeqCst) {
                 respond(StatusCode::OK, "text/plain", "ready\n")
             } else {
                 respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "not ready\n")
-            };
+            }
         }
-        "/metrics" => {
-            return respond(
-                StatusCode::OK,
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                state.metrics.encode(),
-            );
-        }
+        "/metrics" => respond(
+            StatusCode::OK,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            state.metrics.encode(),
+        ),
+        _ => return None,
+    })
+}
+
+/// `answering` counts this connection's requests that arrived in full and are being
+/// answered: while it is not 0 the connection is not closed to make room.
+async fn handle(
+    state: &State,
+    req: hyper::Request<Incoming>,
+    answering: &Arc<AtomicUsize>,
+) -> Response {
+    if let Some(response) = probe(state, req.uri().path()) {
+        return response;
+    }
+    let endpoint = match req.uri().path() {
         "/validate" => "validate",
         "/mutate" => "mutate",
         _ => {
@@ -475,7 +673,7 @@ async fn handle(state: &State, req: hyper::Request<Incoming>) -> Response {
         );
     }
     let started = Instant::now();
-    let response = admit(state, req, endpoint).await;
+    let response = admit(state, req, endpoint, answering).await;
     state
         .metrics
         .duration
@@ -492,13 +690,37 @@ fn count(state: &State, endpoint: &'static str, verdict: &'static str) {
         .inc();
 }
 
-async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static str) -> Response {
+async fn admit(
+    state: &State,
+    req: hyper::Request<Incoming>,
+    endpoint: &'static str,
+    answering: &Arc<AtomicUsize>,
+) -> Response {
     let started = Instant::now();
     let set = state.set.load_full();
     let limit = set.webhook.limits.max_request_bytes;
-    let body = match read_body(req.into_body(), limit).await {
-        Ok(Some(b)) => b,
-        Ok(None) => {
+    let body_timeout = set.webhook.limits.body_read_timeout;
+    let read = tokio::time::timeout(body_timeout, read_body(req.into_body(), limit)).await;
+    // From here on the request has arrived: its connection is not closed to make room.
+    let _answering = idle::InFlight::new(answering.clone());
+    let body = match read {
+        Err(_) => {
+            count(state, endpoint, "slow_body");
+            let mut r = problem(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!(
+                    "the request body did not arrive within {} ms (webhook.limits.bodyReadTimeoutMs)",
+                    body_timeout.as_millis()
+                ),
+            );
+            r.headers_mut().insert(
+                hyper::header::CONNECTION,
+                hyper::header::HeaderValue::from_static("close"),
+            );
+            return r;
+        }
+        Ok(Ok(Some(b))) => b,
+        Ok(Ok(None)) => {
             count(state, endpoint, "too_large");
             return problem(
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -507,7 +729,7 @@ async fn admit(state: &State, req: hyper::Request<Incoming>, endpoint: &'static 
                 ),
             );
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             count(state, endpoint, "bad_request");
             return problem(
                 StatusCode::BAD_REQUEST,

@@ -10,7 +10,7 @@ use prometheus_client::registry::Registry;
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
     pub endpoint: &'static str,
-    /// allowed, warned, denied, skipped, or bad_request, too_large, overloaded.
+    /// allowed, warned, denied, skipped, or bad_request, too_large, slow_body, overloaded, timeout.
     pub verdict: &'static str,
 }
 
@@ -38,6 +38,21 @@ pub struct ReloadLabels {
     pub result: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PortLabels {
+    /// webhook (the HTTPS admission port) or probes (the plain-HTTP probe port).
+    pub port: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ConnectionLabels {
+    /// webhook or probes.
+    pub port: &'static str,
+    /// Refused: all_busy or peer_all_busy. Evicted: max_connections or
+    /// max_connections_per_peer.
+    pub reason: &'static str,
+}
+
 fn latency_histogram() -> Histogram {
     // 50 µs .. 2.5 s: the interesting range is well under a millisecond.
     Histogram::new([
@@ -55,7 +70,9 @@ pub struct Metrics {
     pub errors: Family<ErrorLabels, Counter>,
     pub reloads: Family<ReloadLabels, Counter>,
     pub policies: Gauge,
-    pub connections_refused: Counter,
+    pub connections_open: Family<PortLabels, Gauge>,
+    pub connections_refused: Family<ConnectionLabels, Counter>,
+    pub connections_evicted: Family<ConnectionLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -69,7 +86,9 @@ impl Default for Metrics {
         let errors = Family::<ErrorLabels, Counter>::default();
         let reloads = Family::<ReloadLabels, Counter>::default();
         let policies = Gauge::default();
-        let connections_refused = Counter::default();
+        let connections_open = Family::<PortLabels, Gauge>::default();
+        let connections_refused = Family::<ConnectionLabels, Counter>::default();
+        let connections_evicted = Family::<ConnectionLabels, Counter>::default();
         registry.register(
             "admission_requests",
             "Admission requests answered, by endpoint and verdict",
@@ -97,9 +116,19 @@ impl Default for Metrics {
         );
         registry.register("policies_loaded", "Policies serving", policies.clone());
         registry.register(
+            "connections_open",
+            "Connections open, by port",
+            connections_open.clone(),
+        );
+        registry.register(
             "connections_refused",
-            "Connections closed on accept because limits.maxConnections were open",
+            "Connections closed on accept because every connection that could make room was answering a request, by port and reason",
             connections_refused.clone(),
+        );
+        registry.register(
+            "connections_evicted",
+            "Quiet connections closed to make room for a new one, by port and reason (max_connections, max_connections_per_peer)",
+            connections_evicted.clone(),
         );
         Metrics {
             registry,
@@ -109,7 +138,9 @@ impl Default for Metrics {
             errors,
             reloads,
             policies,
+            connections_open,
             connections_refused,
+            connections_evicted,
         }
     }
 }

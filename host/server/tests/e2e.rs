@@ -26,6 +26,9 @@ fn cache_dir() -> PathBuf {
 #[path = "e2e/hostile.rs"]
 mod hostile;
 
+#[path = "e2e/held.rs"]
+mod held;
+
 /// A loader driven by a JSON file `{"levels": {...}, "webhook": {...}, "runaway": bool,
 /// "hostile": bool}`,
 /// re-read on every load, so tests can change it and trigger reloads.
@@ -158,6 +161,8 @@ fn pki(ca_name: &str) -> Pki {
 
 struct Running {
     addr: SocketAddr,
+    /// The plain-HTTP probe port.
+    probe: SocketAddr,
     ca: CertificateDer<'static>,
     dir: tempfile::TempDir,
     reload: ReloadHandle,
@@ -205,10 +210,15 @@ async fn start(config: Value) -> Running {
     );
     options.watch_interval = Duration::from_millis(100);
     options.shutdown_timeout = Duration::from_secs(10);
+    options.probe_addr = Some("127.0.0.1:0".parse().expect("addr"));
     let server = Server::bind(options, Arc::new(FileLoader { file }))
         .await
         .expect("server starts");
     let addr = server.local_addr().expect("addr");
+    let probe = server
+        .probe_local_addr()
+        .expect("a probe port")
+        .expect("probe addr");
     let reload = server.reload_handle();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let done = tokio::spawn(async move {
@@ -221,6 +231,7 @@ async fn start(config: Value) -> Running {
     });
     Running {
         addr,
+        probe,
         ca: p.ca,
         dir,
         reload,

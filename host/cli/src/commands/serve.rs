@@ -14,6 +14,11 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "0.0.0.0:8443")]
     pub addr: SocketAddr,
+    /// Also serve /healthz, /readyz and /metrics over plain HTTP on this address, where
+    /// connections held on the webhook port cannot block them (the shipped manifests use
+    /// 0.0.0.0:8081 and point the kubelet's probes there).
+    #[arg(long, value_name = "ADDR")]
+    pub probe_addr: Option<SocketAddr>,
     /// PEM certificate chain (re-read when the file changes).
     #[arg(long, value_name = "FILE")]
     pub tls_cert: PathBuf,
@@ -186,6 +191,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
         let mut options = ServeOptions::new(args.addr, args.tls_cert, args.tls_key);
         options.watch_interval = Duration::from_secs(args.watch_interval.max(1));
         options.shutdown_timeout = Duration::from_secs(args.shutdown_timeout);
+        options.probe_addr = args.probe_addr;
         let config_path = match &args.config {
             Some(p) => Some(p.clone()),
             None => std::env::current_dir()
