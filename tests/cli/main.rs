@@ -3,6 +3,7 @@
 
 mod audit;
 mod baseline;
+mod blind_spots;
 mod check;
 mod commands;
 mod corpus;

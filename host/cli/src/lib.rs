@@ -11,6 +11,7 @@ pub mod policies;
 pub mod progress;
 pub mod report;
 pub mod scan;
+pub mod suggest;
 pub mod suppress;
 
 use clap::{Parser, Subcommand};

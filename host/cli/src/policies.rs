@@ -63,8 +63,8 @@ pub fn load_all(engine: &Engine, config: &Config, extra: &[PolicyRef]) -> Result
             .as_ref()
             .map_or_else(|| "computeguard.yaml".into(), |p| p.display().to_string());
         bail!(
-            "{file}:{line}: unknown rule `{id}`; known rules: {}",
-            known.join(", ")
+            "{file}:{line}: {}",
+            crate::suggest::unknown_rule(id, &known)
         );
     }
     Ok(out)

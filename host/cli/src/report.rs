@@ -142,6 +142,22 @@ pub struct RuleDoc {
 }
 
 impl RuleDoc {
+    /// The id SARIF gives to an unresolved fact (a note, not a finding).
+    pub const UNRESOLVED: &'static str = "unresolved";
+
+    /// The pseudo-rule of unresolved facts, for SARIF's rule list.
+    pub fn unresolved() -> RuleDoc {
+        RuleDoc {
+            id: Self::UNRESOLVED.into(),
+            severity: Severity::Info,
+            description: "A fact a rule reads is known only at deploy time (a variable or parameter without a value, a deploy-time expression, a module that is not followed), so no rule judged it.".into(),
+            rationale: "A value computeguard cannot see is reported as unknown, never guessed: a size passed in at deploy time could be any size.".into(),
+            remediation: "Give the value in the checked files (a default, a tfvars file, `--var-file`), or accept the blind spot; `--fail-on-unresolved` makes CI fail on it.".into(),
+            policy: "computeguard".into(),
+            documented: true,
+        }
+    }
+
     /// The rule reported for an incomplete inline suppression.
     pub fn missing_reason() -> RuleDoc {
         RuleDoc {
@@ -178,6 +194,10 @@ pub enum SkipKind {
     NoResources,
     /// Terraform variable values, applied when the `.tf` files beside them are checked.
     Variables,
+    /// A file of a Terraform module folder that a configuration in the same scan calls:
+    /// checked through that call, with its arguments bound (alone, its variables would
+    /// all be unresolved).
+    Module,
     /// Found while walking a directory, of a type computeguard does not read (README.md).
     OtherFile,
 }
@@ -213,6 +233,47 @@ impl Skipped {
     }
 }
 
+/// A fact a rule reads that the file leaves to deploy time: a Terraform variable with no
+/// value in the folder, an ARM/Bicep parameter without a default, an expression such as
+/// `resourceGroup().location`, or a module computeguard cannot follow. The model field stays
+/// unknown, so no rule judged it: a blind spot, listed in every format, and
+/// `--fail-on-unresolved` fails on it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Unresolved {
+    pub file: String,
+    pub line: u32,
+    pub resource: ResourceRef,
+    /// The resource as messages name it (`azurerm_kubernetes_cluster_node_pool gpu`).
+    pub display: String,
+    /// The compute-model field (`sku`, `region`, `gpuCount`, ...), or `module` for a module
+    /// that was not followed.
+    pub field: String,
+    /// What the file writes instead of a value (`${var.gpu_vm_size}`,
+    /// `[parameters('vmSize')]`, a module's source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expression: Option<String>,
+    /// JSON pointer of the expression in the document.
+    pub path: String,
+}
+
+impl Unresolved {
+    /// One sentence for humans.
+    pub fn message(&self) -> String {
+        let what = &self.display;
+        match (self.field.as_str(), &self.expression) {
+            ("module", Some(source)) => format!(
+                "{what}: its source `{source}` is not a local folder, so its resources are not checked (computeguard follows `./` and `../` modules)"
+            ),
+            (field, Some(e)) => format!(
+                "{what}: `{field}` is `{e}`, known only at deploy time, so no rule judged it"
+            ),
+            (field, None) => {
+                format!("{what}: `{field}` is known only at deploy time, so no rule judged it")
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Summary {
     pub files: usize,
@@ -230,6 +291,11 @@ pub struct Summary {
     pub skipped_files: usize,
     /// Entries of `skipped` (files and documents) of kind `unchecked`: blind spots.
     pub unchecked: usize,
+    /// Facts left to deploy time (`unresolved`): blind spots inside checked resources.
+    pub unresolved: usize,
+    /// The configuration file used; `None`: none was found and the defaults applied.
+    #[serde(rename = "configFile")]
+    pub config_file: Option<String>,
     #[serde(rename = "asOf")]
     pub as_of: String,
     /// Findings per rule, subscription and resource group, when some finding is on an Azure
@@ -276,6 +342,8 @@ impl Estate {
 pub struct Report {
     pub findings: Vec<Finding>,
     pub errors: Vec<FileError>,
+    /// Facts of checked resources that stayed unresolved.
+    pub unresolved: Vec<Unresolved>,
     pub summary: Summary,
     /// Skipped files (and unchecked documents of checked files), with the reason.
     #[serde(skip)]
@@ -335,6 +403,7 @@ impl Default for RenderOptions {
 struct JsonView<'a> {
     findings: Vec<&'a Finding>,
     errors: &'a [FileError],
+    unresolved: &'a [Unresolved],
     skipped: &'a [Skipped],
     summary: &'a Summary,
 }
@@ -393,6 +462,17 @@ impl Report {
         self.skipped
             .sort_by(|a, b| (a.file.as_str(), a.line).cmp(&(b.file.as_str(), b.line)));
         s.skipped_files = self.skipped.iter().filter(|x| x.line.is_none()).count();
+        self.unresolved.sort_by(|a, b| {
+            (a.file.as_str(), a.line, a.field.as_str()).cmp(&(
+                b.file.as_str(),
+                b.line,
+                b.field.as_str(),
+            ))
+        });
+        self.unresolved.dedup_by(|a, b| {
+            a.file == b.file && a.path == b.path && a.resource.name == b.resource.name
+        });
+        s.unresolved = self.unresolved.len();
         s.unchecked = self
             .skipped
             .iter()
@@ -453,6 +533,7 @@ impl Report {
                 let view = JsonView {
                     findings: self.visible(opts.show_suppressed),
                     errors: &self.errors,
+                    unresolved: &self.unresolved,
                     skipped: &self.skipped,
                     summary: &self.summary,
                 };
@@ -467,6 +548,15 @@ impl Report {
     }
 
     fn render_github(&self, opts: &RenderOptions, out: &mut dyn Write) -> std::io::Result<()> {
+        for u in &self.unresolved {
+            writeln!(
+                out,
+                "::notice file={},line={},title=computeguard unresolved::{}",
+                esc_prop(&u.file),
+                u.line.max(1),
+                esc_data(&u.message())
+            )?;
+        }
         for f in self.visible(opts.show_suppressed) {
             let level = match (&f.suppression, f.severity) {
                 (Some(_), _) => "notice",
@@ -626,6 +716,32 @@ impl Report {
             writeln!(out, "  {} {}", st.paint("34", "-->"), clean(&s.place()))?;
             writeln!(out)?;
         }
+        for u in &self.unresolved {
+            writeln!(
+                out,
+                "{}{} {}",
+                st.paint("1;33", "unresolved"),
+                st.paint("1", ":"),
+                clean(&u.message())
+            )?;
+            writeln!(
+                out,
+                "  {} {}:{}",
+                st.paint("34", "-->"),
+                clean(&u.file),
+                u.line
+            )?;
+            writeln!(out)?;
+        }
+        if s_files_zero(self) {
+            writeln!(
+                out,
+                "{}{} nothing was checked: the paths hold no file computeguard reads (Kubernetes, Azure ML, ARM, Bicep or Terraform)",
+                st.paint("1;33", "warning"),
+                st.paint("1", ":"),
+            )?;
+            writeln!(out)?;
+        }
         if verbose {
             let others = self
                 .skipped
@@ -688,6 +804,12 @@ impl Report {
         if s.unchecked > 0 {
             line.push_str(&format!("; {} not checked (listed above)", s.unchecked));
         }
+        if s.unresolved > 0 {
+            line.push_str(&format!(
+                "; {} unresolved (listed above)",
+                plural(s.unresolved, "fact", "facts")
+            ));
+        }
         // The unchecked ones are listed above; the hint is for the others.
         let others = self
             .skipped
@@ -700,15 +822,25 @@ impl Report {
             ));
         }
         line.push_str(&format!("; as of {}", s.as_of));
+        match &s.config_file {
+            Some(file) => line.push_str(&format!("; config {}", clean(file))),
+            None => line.push_str("; no computeguard.yaml found, defaults apply"),
+        }
         let code = if s.errors > 0 || s.failed_files > 0 {
             "1;31"
-        } else if s.warnings > 0 || s.unchecked > 0 {
+        } else if s.warnings > 0 || s.unchecked > 0 || s.unresolved > 0 || s.files == 0 {
             "1;33"
         } else {
             "1;32"
         };
         writeln!(out, "{} {line}", st.paint(code, "computeguard:"))
     }
+}
+
+/// Whether no file was read at all (an empty folder, a path with nothing computeguard
+/// reads).
+fn s_files_zero(report: &Report) -> bool {
+    report.summary.files == 0
 }
 
 fn write_json(value: &impl Serialize, out: &mut dyn Write) -> std::io::Result<()> {

@@ -5,10 +5,12 @@ use crate::config::{Config, Level};
 use crate::policies::Loaded;
 use crate::report::{
     FileError, Finding, Report, ResourceRef, Severity, SkipKind, Skipped, SuppressionKind,
+    Unresolved,
 };
 use crate::suppress::{Directives, MISSING_REASON_RULE};
 use computeguard_decode::{Document, decode_bicep, decode_json, decode_yaml};
 use computeguard_engine::Request;
+use computeguard_policy_core::compute::Source;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -26,6 +28,23 @@ pub struct Scan<'a> {
     pub as_of: String,
     /// Larger files are refused before they are read (`--max-file-mib`).
     pub max_file_bytes: u64,
+    /// `--var-file`s (the path as given, decoded), in order: applied to every Terraform
+    /// folder checked, for the variables it declares.
+    pub var_files: Vec<(PathBuf, serde_json::Value)>,
+}
+
+/// Where one document comes from, for locating and naming what is found in it.
+struct DocContext<'t> {
+    /// The path (format, `ignore:` matching).
+    path: &'t Path,
+    syntax: Syntax,
+    /// The name shown in findings.
+    name: &'t str,
+    lines: &'t [&'t str],
+    directives: &'t Directives,
+    /// `module.NAME.` (nested: `module.a.module.b.`) for a document of a called Terraform
+    /// module: resources are then named by their module address.
+    module: Option<&'t str>,
 }
 
 /// The name of standard input in findings when `--stdin-filename` is not given.
@@ -373,15 +392,36 @@ struct FileResult {
     skipped_documents: Vec<(String, String)>,
     /// Documents that were not evaluated (not a mapping).
     unchecked_documents: Vec<Skipped>,
+    /// Facts left to deploy time.
+    unresolved: Vec<Unresolved>,
 }
 
 impl Scan<'_> {
     pub fn run(&self, inputs: &[Input], mut report: Report) -> Report {
         let progress = crate::progress::Progress::new(inputs.len());
+        let called = called_modules(inputs);
         let results: Vec<FileResult> = inputs
             .par_iter()
             .map(|f| {
-                let r = self.file(f);
+                let caller = matches!(
+                    terraform::kind(&f.path),
+                    Some(terraform::Kind::Hcl | terraform::Kind::Json)
+                )
+                .then(|| std::fs::canonicalize(terraform_folder(&f.path)).ok())
+                .flatten()
+                .and_then(|dir| called.get(&dir));
+                let r = match caller {
+                    Some(caller) => FileResult {
+                        skipped: Some((
+                            SkipKind::Module,
+                            format!(
+                                "Terraform module called by {caller}: checked through that call, with its arguments"
+                            ),
+                        )),
+                        ..FileResult::default()
+                    },
+                    None => self.file(f),
+                };
                 progress.tick(&f.name);
                 r
             })
@@ -392,6 +432,7 @@ impl Scan<'_> {
         for (input, r) in inputs.iter().zip(results) {
             report.findings.extend(r.findings);
             report.errors.extend(r.errors);
+            report.unresolved.extend(r.unresolved);
             report.summary.documents += r.documents;
             report.summary.resources += r.resources;
             report.suppressed.extend(r.suppressed);
@@ -457,15 +498,29 @@ impl Scan<'_> {
         };
         let syntax = Syntax::of(path).unwrap_or_else(|| Syntax::sniff(&text));
         if syntax == Syntax::Terraform(terraform::Kind::Vars) {
-            out.skipped = Some((
-                SkipKind::Variables,
+            let file_name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_ascii_lowercase())
+                .unwrap_or_default();
+            let same = |p: &Path| {
+                std::fs::canonicalize(p).ok() == std::fs::canonicalize(path).ok() || p == path
+            };
+            let why = if self.var_files.iter().any(|(p, _)| same(p)) {
+                "Terraform variable values: applied with `--var-file` to the folders checked"
+            } else if computeguard_decode::tfvars_precedence(&file_name).is_some() {
                 "Terraform variable values: applied when the .tf files beside them are checked"
-                    .into(),
-            ));
+            } else {
+                "Terraform variable values that Terraform loads only with `-var-file`: not applied; pass `--var-file FILE` to apply them"
+            };
+            out.skipped = Some((SkipKind::Variables, why.into()));
             return out;
         }
         let decoded = match syntax {
-            Syntax::Terraform(kind) => terraform::decode(path, &text, kind).map(|d| vec![d]),
+            Syntax::Terraform(kind) => {
+                let values: Vec<serde_json::Value> =
+                    self.var_files.iter().map(|(_, v)| v.clone()).collect();
+                terraform::decode(path, &text, kind, &values).map(|d| vec![d])
+            }
             Syntax::Bicep => decode_bicep(&text).map(|d| vec![d]),
             Syntax::Json => decode_json(&text).map(|d| vec![d]),
             Syntax::Yaml => decode_yaml(&text),
@@ -507,8 +562,21 @@ impl Scan<'_> {
             (None, Syntax::Yaml) => Directives::parse(Path::new("input.yaml"), &text),
             _ => Directives::parse(path, &text),
         };
+        let ctx = DocContext {
+            path,
+            syntax,
+            name: &name,
+            lines: &lines,
+            directives: &directives,
+            module: None,
+        };
         for doc in &docs {
-            self.document(path, syntax, &name, &lines, &directives, doc, &mut out);
+            self.document(&ctx, doc, &mut out);
+        }
+        if let (Syntax::Terraform(_), [doc]) = (syntax, docs.as_slice()) {
+            let shown = PathBuf::from(&name);
+            let mut stack = vec![std::fs::canonicalize(terraform_folder(path)).unwrap_or_default()];
+            self.modules(path, &shown, &name, doc, "", &mut stack, &mut out);
         }
         self.incomplete_suppressions(&name, &directives, &mut out);
         if out.resources == 0 && out.errors.is_empty() {
@@ -529,20 +597,117 @@ impl Scan<'_> {
         out
     }
 
+    /// Checks the local modules the Terraform document `doc` (of the file `path`, shown
+    /// as `name`) calls, each file of a module as a document of its own, with the call's
+    /// arguments bound; a module whose source is not a local folder is an unresolved fact
+    /// (its resources are not seen). `stack` holds the module folders on the way here (a
+    /// module that calls itself is followed once).
     #[expect(
         clippy::too_many_arguments,
-        reason = "one document's context; a struct would only rename the arguments"
+        reason = "a recursion over module calls; the arguments are its position"
     )]
-    fn document(
+    fn modules(
         &self,
         path: &Path,
-        syntax: Syntax,
+        shown: &Path,
         name: &str,
-        lines: &[&str],
-        directives: &Directives,
         doc: &Document,
+        prefix: &str,
+        stack: &mut Vec<PathBuf>,
         out: &mut FileResult,
     ) {
+        for call in terraform::module_calls(path, shown, &doc.value) {
+            let address = format!("{prefix}module.{}.", call.name);
+            let line = doc.positions.locate(&call.pointer).map_or(0, |s| s.line);
+            let unfollowed = |why: String| Unresolved {
+                file: name.to_string(),
+                line,
+                resource: ResourceRef {
+                    kind: "terraform-module".into(),
+                    name: address.trim_end_matches('.').to_string(),
+                },
+                display: format!("Terraform module {}", address.trim_end_matches('.')),
+                field: "module".into(),
+                expression: Some(why),
+                path: format!("{}/source", call.pointer),
+            };
+            let Some(dir) = &call.dir else {
+                out.unresolved.push(unfollowed(call.source.clone()));
+                continue;
+            };
+            let key = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            if !dir.is_dir() {
+                out.errors.push(FileError {
+                    file: name.to_string(),
+                    line,
+                    message: format!(
+                        "module `{}`: its source `{}` is not a folder ({} does not exist)",
+                        call.name,
+                        call.source,
+                        dir.display()
+                    ),
+                });
+                continue;
+            }
+            if stack.contains(&key) || stack.len() > terraform::MAX_MODULE_DEPTH {
+                continue;
+            }
+            stack.push(key);
+            for file in terraform::module_files(&call) {
+                let shown_file = file.shown.display().to_string();
+                let module_doc = match file.decoded {
+                    Ok(d) => d,
+                    Err(e) => {
+                        out.errors.push(FileError {
+                            file: shown_file,
+                            line: e.line,
+                            message: format!(
+                                "module `{}` (called at {name}:{line}): invalid file at line {}, column {}: {}",
+                                call.name,
+                                e.line,
+                                e.column,
+                                e.message.strip_prefix("invalid hcl: ").unwrap_or(&e.message)
+                            ),
+                        });
+                        continue;
+                    }
+                };
+                let lines: Vec<&str> = file.text.lines().collect();
+                let directives = Directives::parse(&file.path, &file.text);
+                let syntax =
+                    Syntax::of(&file.path).unwrap_or(Syntax::Terraform(terraform::Kind::Hcl));
+                let ctx = DocContext {
+                    path: &file.path,
+                    syntax,
+                    name: &shown_file,
+                    lines: &lines,
+                    directives: &directives,
+                    module: Some(&address),
+                };
+                self.document(&ctx, &module_doc, out);
+                self.modules(
+                    &file.path,
+                    &file.shown,
+                    &shown_file,
+                    &module_doc,
+                    &address,
+                    stack,
+                    out,
+                );
+            }
+            stack.pop();
+        }
+    }
+
+    fn document(&self, ctx: &DocContext<'_>, doc: &Document, out: &mut FileResult) {
+        let DocContext {
+            path,
+            syntax,
+            name,
+            lines,
+            directives,
+            module,
+        } = *ctx;
         out.documents += 1;
         let start = doc.positions.locate("").map_or(1, |s| s.line.max(1));
         let what = match &doc.value {
@@ -615,7 +780,44 @@ impl Scan<'_> {
             units.iter().map(evaluate).collect()
         };
         let mut recognised = 0;
-        for ((prefix, _), answers) in units.iter().zip(answers) {
+        let source = match syntax {
+            Syntax::Terraform(_) => Source::Terraform,
+            Syntax::Bicep => Source::Bicep,
+            Syntax::Yaml | Syntax::Json => Source::Unknown,
+        };
+        for ((prefix, value), answers) in units.iter().zip(answers) {
+            // The compute model natively: what stayed unresolved, and module addresses.
+            let native = computeguard_policy_core::read::normalize(value, source);
+            let address = |display: &str| -> Option<String> {
+                let m = module?;
+                native
+                    .iter()
+                    .find(|r| computeguard_policy_core::eval::display_name(r) == display)
+                    .map(|r| format!("{m}{}.{}", r.source_kind, r.name))
+            };
+            for r in &native {
+                let display = computeguard_policy_core::eval::display_name(r);
+                for field in &r.unresolved {
+                    let at = r.fields.get(field).unwrap_or(&r.pointer);
+                    let full = format!("{prefix}{at}");
+                    let expression = doc.value.pointer(&full).map(|v| match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    });
+                    out.unresolved.push(Unresolved {
+                        file: name.to_string(),
+                        line: doc.positions.locate(&full).map_or(start, |s| s.line),
+                        resource: ResourceRef {
+                            kind: r.kind.clone(),
+                            name: address(&display).unwrap_or_else(|| display.clone()),
+                        },
+                        display: r.display.clone(),
+                        field: field.clone(),
+                        expression,
+                        path: full,
+                    });
+                }
+            }
             let mut unit_recognised = 0;
             for (loaded, answer) in self.policies.iter().zip(answers) {
                 let response = match answer {
@@ -662,7 +864,7 @@ impl Scan<'_> {
                         path: v_path,
                         resource: ResourceRef {
                             kind: v.resource.kind,
-                            name: v.resource.name,
+                            name: address(&v.resource.name).unwrap_or(v.resource.name),
                         },
                         policy: loaded.policy.info().name.clone(),
                         remediation: v.remediation,
@@ -727,6 +929,28 @@ impl Scan<'_> {
             Some(Level::Info) => Severity::Info,
             Some(Level::Warning) | None => Severity::Warning,
         };
+        // A rule id no loaded policy declares suppresses nothing: an error at its line,
+        // as an unknown id in computeguard.yaml is.
+        let mut known: Vec<String> = self
+            .policies
+            .iter()
+            .flat_map(|l| l.policy.info().rules.iter().map(|r| r.id.clone()))
+            .collect();
+        known.push(MISSING_REASON_RULE.into());
+        for d in directives.all() {
+            for rule in &d.rules {
+                if !known.contains(rule) {
+                    out.errors.push(FileError {
+                        file: name.to_string(),
+                        line: d.line,
+                        message: format!(
+                            "`computeguard:ignore`: {}",
+                            crate::suggest::unknown_rule(rule, &known)
+                        ),
+                    });
+                }
+            }
+        }
         for d in directives.incomplete() {
             let message = match d.rules.first() {
                 None => "`computeguard:ignore` names no rule, so it suppresses nothing".to_string(),
@@ -755,6 +979,81 @@ impl Scan<'_> {
                 suppression: None,
             });
         }
+    }
+}
+
+/// The folders (canonical) of the local Terraform modules that the Terraform files among
+/// `inputs` call, each with its first caller (`main.tf (module.gpu_pool)`).
+fn called_modules(inputs: &[Input]) -> std::collections::HashMap<PathBuf, String> {
+    let mut called = std::collections::HashMap::new();
+    for input in inputs {
+        let Some(kind @ (terraform::Kind::Hcl | terraform::Kind::Json)) =
+            terraform::kind(&input.path)
+        else {
+            continue;
+        };
+        let text = match &input.text {
+            Some(t) => t.clone(),
+            None => match std::fs::read_to_string(&input.path) {
+                Ok(t) => t,
+                Err(_) => continue,
+            },
+        };
+        let Ok(doc) = terraform::decode(&input.path, &text, kind, &[]) else {
+            continue;
+        };
+        let shown = PathBuf::from(&input.name);
+        for call in terraform::module_calls(&input.path, &shown, &doc.value) {
+            if let Some(dir) = call
+                .dir
+                .as_ref()
+                .and_then(|d| std::fs::canonicalize(d).ok())
+            {
+                called
+                    .entry(dir)
+                    .or_insert_with(|| format!("{} (module.{})", input.name, call.name));
+            }
+        }
+    }
+    called
+}
+
+/// Reads and decodes a `--var-file` (`.tfvars` HCL or `.tfvars.json`).
+pub fn read_var_file(path: &Path) -> anyhow::Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("--var-file `{}`: cannot read: {e}", path.display()))?;
+    let json = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().to_ascii_lowercase().ends_with(".json"));
+    let doc = if json {
+        decode_json(&text)
+    } else {
+        computeguard_decode::decode_hcl(&text)
+    }
+    .map_err(|e| {
+        anyhow::anyhow!(
+            "--var-file {}:{}:{}: {}",
+            path.display(),
+            e.line,
+            e.column,
+            e.message
+        )
+    })?;
+    if !doc.value.is_object() {
+        anyhow::bail!(
+            "--var-file `{}`: expected variable assignments (`name = value`)",
+            path.display()
+        );
+    }
+    Ok(doc.value)
+}
+
+/// The folder of a Terraform file (`.` for a bare name).
+fn terraform_folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if d.as_os_str().is_empty() => Path::new("."),
+        Some(d) => d,
+        None => Path::new("."),
     }
 }
 

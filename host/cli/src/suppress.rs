@@ -90,7 +90,12 @@ impl Directives {
             .find(|d| d.target == line && d.reason.is_some() && d.rules.iter().any(|r| r == rule))
     }
 
-    /// Directives that name no rule or give no reason.
+    /// Every directive, in line order.
+    pub fn all(&self) -> impl Iterator<Item = &Directive> {
+        self.list.iter()
+    }
+
+    /// The directives that suppress nothing: no rule id, or no reason.
     pub fn incomplete(&self) -> impl Iterator<Item = &Directive> {
         self.list
             .iter()

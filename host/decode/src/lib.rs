@@ -95,7 +95,7 @@ pub use bicep::decode_bicep;
 pub use error::DecodeError;
 pub use json::decode_json;
 pub use positions::{Positions, Span, escape_key};
-pub use terraform::{TerraformVariables, decode_hcl, tfvars_precedence};
+pub use terraform::{TerraformVariables, decode_hcl, labelled_blocks, tfvars_precedence};
 pub use yaml::decode_yaml;
 
 /// Deepest nesting of sequences and mappings accepted in a YAML document, counting the copies

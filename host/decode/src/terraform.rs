@@ -338,6 +338,19 @@ impl TerraformVariables {
         }
     }
 
+    /// Adds the assignments of a `-var-file` (decoded) for the variables `declared` names
+    /// only: a scan applies `--var-file` to every module folder it checks, and a value for
+    /// a variable a folder does not declare is not that folder's.
+    pub fn add_var_file(&mut self, tfvars: &Value, declared: &HashSet<&str>) {
+        if let Value::Object(map) = tfvars {
+            for (name, value) in map {
+                if declared.contains(name.as_str()) && is_known(value) {
+                    self.values.insert(name.clone(), value.clone());
+                }
+            }
+        }
+    }
+
     /// The known value of variable `name`.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.values.get(name)
@@ -418,9 +431,10 @@ pub fn tfvars_precedence(file_name: &str) -> Option<u8> {
     }
 }
 
-/// `(name, body)` of every block `kind "name" { ... }` in a configuration, whether written
-/// once (an object) or repeated (an array of objects).
-fn labelled_blocks<'v>(config: &'v Value, kind: &str) -> Vec<(&'v str, &'v Value)> {
+/// `(name, body)` of every block `kind "name" { ... }` in a decoded configuration
+/// (`variable`, `module`, ...), whether written once (an object) or repeated (an array of
+/// objects).
+pub fn labelled_blocks<'v>(config: &'v Value, kind: &str) -> Vec<(&'v str, &'v Value)> {
     let mut out = Vec::new();
     let mut visit = |section: &'v Value| {
         if let Value::Object(map) = section {

@@ -45,6 +45,16 @@ pub struct CheckArgs {
     /// a document that is not a mapping, a link loop, ...): CI with no blind spots.
     #[arg(long)]
     pub fail_on_skipped: bool,
+    /// Exit 2 when a fact a rule reads stayed unresolved (a Terraform variable or an
+    /// ARM/Bicep parameter without a value, a deploy-time expression, a module that is
+    /// not followed): CI where every size and region is pinned in the files.
+    #[arg(long)]
+    pub fail_on_unresolved: bool,
+    /// Terraform variable definitions file, applied after `terraform.tfvars` and
+    /// `*.auto.tfvars` to every folder checked (for the variables it declares), as
+    /// `terraform plan -var-file` does. Repeatable; later files win.
+    #[arg(long = "var-file", value_name = "FILE")]
+    pub var_files: Vec<PathBuf>,
     /// Memory of each policy's sandbox, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = crate::DEFAULT_MEMORY_LIMIT_MIB, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub memory_limit_mib: u32,
@@ -72,11 +82,17 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         memory_limit_mib: args.memory_limit_mib,
     })?;
     let loaded = policies::load_all(&engine, &config, &args.policies)?;
+    let var_files = args
+        .var_files
+        .iter()
+        .map(|p| scan::read_var_file(p).map(|v| (p.clone(), v)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let scan = scan::Scan {
         policies: &loaded,
         config: &config,
         as_of,
         max_file_bytes,
+        var_files,
     };
     let rules = loaded
         .iter()
@@ -101,6 +117,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             ..Report::default()
         },
     );
+    report.summary.config_file = config.path.as_ref().map(|p| p.display().to_string());
     if let Some(path) = &args.write_baseline {
         // Everything found now is adopted (a `--baseline` given too is superseded).
         let all = Baseline::of(&report.findings);
@@ -138,6 +155,22 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         anyhow::bail!(
             "{} skipped file(s) or document(s) were not checked, and `--fail-on-skipped` is set",
             report.summary.unchecked
+        );
+    }
+    if args.fail_on_skipped && report.summary.files == 0 {
+        anyhow::bail!(
+            "nothing was checked (no file computeguard reads under {}), and `--fail-on-skipped` is set",
+            paths
+                .iter()
+                .map(|p| format!("`{}`", p.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if args.fail_on_unresolved && report.summary.unresolved > 0 {
+        anyhow::bail!(
+            "{} fact(s) that rules read are known only at deploy time (listed above), and `--fail-on-unresolved` is set",
+            report.summary.unresolved
         );
     }
     Ok(

@@ -46,9 +46,5 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<Outcome> {
         .iter()
         .flat_map(|l| l.policy.info().rules.iter().map(|r| r.id.clone()))
         .collect();
-    anyhow::bail!(
-        "unknown rule `{}`; known rules: {}",
-        args.rule,
-        known.join(", ")
-    )
+    anyhow::bail!("{}", crate::suggest::unknown_rule(&args.rule, &known))
 }

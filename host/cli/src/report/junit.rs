@@ -124,6 +124,7 @@ pub fn render(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> std
                 SkipKind::Unchecked => "not checked",
                 SkipKind::NoResources => "no compute resources",
                 SkipKind::Variables => "variables",
+                SkipKind::Module => "module checked through its callers",
                 SkipKind::OtherFile => "not an input",
             };
             cases.push_str(&format!(

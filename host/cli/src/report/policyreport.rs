@@ -69,6 +69,32 @@ pub(super) fn list(report: &Report, opts: &RenderOptions) -> Value {
             "timestamp": timestamp,
         }));
     }
+    for u in &report.unresolved {
+        let mut properties = Map::new();
+        for (k, v) in [
+            ("file", u.file.clone()),
+            ("line", u.line.to_string()),
+            ("path", u.path.clone()),
+            ("resourceKind", u.resource.kind.clone()),
+            ("resourceName", u.resource.name.clone()),
+            ("field", u.field.clone()),
+        ] {
+            properties.insert(k.into(), Value::from(v));
+        }
+        if let Some(e) = &u.expression {
+            properties.insert("expression".into(), Value::from(e.clone()));
+        }
+        cluster.push(json!({
+            "source": SOURCE,
+            "policy": NAME,
+            "rule": "unresolved",
+            "result": "skip",
+            "category": CATEGORY,
+            "message": u.message(),
+            "properties": properties,
+            "timestamp": timestamp,
+        }));
+    }
     if !cluster.is_empty() {
         reports.entry(None).or_default().extend(cluster);
     }

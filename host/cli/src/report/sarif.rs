@@ -107,17 +107,37 @@ pub fn log(report: &Report, opts: &RenderOptions) -> Value {
         .rules
         .iter()
         .cloned()
-        .chain([RuleDoc::missing_reason()])
+        .chain([RuleDoc::missing_reason(), RuleDoc::unresolved()])
     {
         if !rules.iter().any(|x| x.id == r.id) {
             rules.push(r);
         }
     }
-    let results: Vec<Value> = report
+    let mut results: Vec<Value> = report
         .visible(opts.show_suppressed)
         .into_iter()
         .map(|f| result(f, &rules))
         .collect();
+    // Unresolved facts: notes, so code scanning shows the blind spot at its line.
+    let unresolved_index = rules.iter().position(|r| r.id == RuleDoc::UNRESOLVED);
+    results.extend(report.unresolved.iter().map(|u| {
+        let mut v = json!({
+            "ruleId": RuleDoc::UNRESOLVED,
+            "level": "note",
+            "message": {"text": u.message()},
+            "locations": [location(&u.file, u.line, 0)],
+            "properties": {
+                "resource": {"kind": u.resource.kind, "name": u.resource.name},
+                "field": u.field,
+                "expression": u.expression,
+                "path": u.path,
+            },
+        });
+        if let Some(i) = unresolved_index {
+            v["ruleIndex"] = json!(i);
+        }
+        v
+    }));
     let mut notifications: Vec<Value> = report
         .errors
         .iter()

@@ -4,13 +4,26 @@
 //! A module is the set of `*.tf` and `*.tf.json` files of one directory (Terraform's own
 //! rule). Its variables take, lowest precedence first, the `variable` blocks' defaults, then
 //! `terraform.tfvars`, `terraform.tfvars.json` and `*.auto.tfvars(.json)` of the same
-//! directory: the files `terraform plan` loads without `-var-file`. Other `.tfvars` files are
-//! not applied, since nothing says which environment they belong to.
+//! directory: the files `terraform plan` loads without `-var-file`; then the files given
+//! with `--var-file`, in order (Terraform's `-var-file`), for the variables the folder
+//! declares. Other `.tfvars` files are not applied, since nothing says which environment
+//! they belong to.
+//!
+//! A configuration that calls a local module (`module "gpu" { source = "./modules/pool"
+//! ... }`) is followed into the module's folder: its files are decoded with the call's
+//! arguments bound to the module's variables (its own `terraform.tfvars` does not apply,
+//! as in Terraform), and what they declare is checked as `module.gpu.<type>.<name>`.
 
 use computeguard_decode::{
-    DecodeError, Document, TerraformVariables, decode_hcl, decode_json, tfvars_precedence,
+    DecodeError, Document, TerraformVariables, decode_hcl, decode_json, labelled_blocks,
+    tfvars_precedence,
 };
-use std::path::Path;
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+
+/// Deepest chain of module calls followed (a root calling a module calling a module...).
+pub const MAX_MODULE_DEPTH: usize = 8;
 
 /// How a Terraform file takes part in a scan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,16 +51,216 @@ pub fn kind(path: &Path) -> Option<Kind> {
 }
 
 /// Decodes a `.tf` or `.tf.json` file and replaces `var.x` references with the values its
-/// module folder gives them. Sibling files that cannot be read or decoded add nothing here
-/// (they are reported when they are checked themselves).
-pub fn decode(path: &Path, text: &str, kind: Kind) -> Result<Document, DecodeError> {
-    let mut doc = match kind {
-        Kind::Json => decode_json(text)?,
-        Kind::Hcl | Kind::Vars => decode_hcl(text)?,
-    };
-    let variables = module_variables(path, &doc.value);
+/// module folder and the `--var-file`s (`var_files`, decoded, in order) give them. Sibling
+/// files that cannot be read or decoded add nothing here (they are reported when they are
+/// checked themselves).
+pub fn decode(
+    path: &Path,
+    text: &str,
+    kind: Kind,
+    var_files: &[Value],
+) -> Result<Document, DecodeError> {
+    let mut doc = parse(text, kind)?;
+    let mut variables = module_variables(path, &doc.value);
+    if !var_files.is_empty() {
+        let declared = declared_variables(path, &doc.value);
+        let declared: HashSet<&str> = declared.iter().map(String::as_str).collect();
+        for file in var_files {
+            variables.add_var_file(file, &declared);
+        }
+    }
     variables.resolve(&mut doc.value);
     Ok(doc)
+}
+
+fn parse(text: &str, kind: Kind) -> Result<Document, DecodeError> {
+    match kind {
+        Kind::Json => decode_json(text),
+        Kind::Hcl | Kind::Vars => decode_hcl(text),
+    }
+}
+
+/// The configuration files (`.tf`, `.tf.json`) of the folder `dir`, sorted by name.
+fn configuration_files(dir: &Path) -> Vec<(PathBuf, Kind)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(PathBuf, Kind)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .filter_map(|p| match kind(&p) {
+            Some(k @ (Kind::Hcl | Kind::Json)) => Some((p, k)),
+            _ => None,
+        })
+        .collect();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    files
+}
+
+/// The folder of `path` (`.` for a bare file name).
+fn folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if d.as_os_str().is_empty() => Path::new("."),
+        Some(d) => d,
+        None => Path::new("."),
+    }
+}
+
+/// Names of the variables the module folder of `path` declares (`own` is its content).
+fn declared_variables(path: &Path, own: &Value) -> Vec<String> {
+    let mut names: Vec<String> = labelled_blocks(own, "variable")
+        .into_iter()
+        .map(|(n, _)| n.to_string())
+        .collect();
+    for (sibling, k) in configuration_files(folder(path)) {
+        if sibling == path {
+            continue;
+        }
+        if let Some(doc) = read(&sibling, k) {
+            names.extend(
+                labelled_blocks(&doc.value, "variable")
+                    .into_iter()
+                    .map(|(n, _)| n.to_string()),
+            );
+        }
+    }
+    names
+}
+
+/// A `module` block of a configuration.
+pub struct ModuleCall {
+    /// The block's label: `gpu_pool` in `module "gpu_pool"`.
+    pub name: String,
+    /// JSON pointer of the block in the calling document.
+    pub pointer: String,
+    /// Its `source`, as written.
+    pub source: String,
+    /// The module's folder, when the source is a local path (`./` or `../`).
+    pub dir: Option<PathBuf>,
+    /// The folder as shown in findings: the caller's shown name's folder joined with the
+    /// source.
+    pub shown_dir: Option<PathBuf>,
+    /// The arguments with known values (bound to the module's variables).
+    pub inputs: Map<String, Value>,
+}
+
+/// Arguments of a `module` block that are not inputs.
+const META_ARGUMENTS: &[&str] = &[
+    "source",
+    "version",
+    "count",
+    "for_each",
+    "providers",
+    "depends_on",
+];
+
+/// The `module` blocks of `config`, the decoded (and resolved) file at `path`, shown as
+/// `shown`.
+pub fn module_calls(path: &Path, shown: &Path, config: &Value) -> Vec<ModuleCall> {
+    let mut calls = Vec::new();
+    for (name, body) in labelled_blocks(config, "module") {
+        let source = body
+            .get("source")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let local = source.starts_with("./") || source.starts_with("../");
+        let inputs = body
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter(|(k, _)| !META_ARGUMENTS.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let pointer = format!("/module/{}", computeguard_policy_core::read::escape(name));
+        calls.push(ModuleCall {
+            name: name.to_string(),
+            pointer,
+            dir: local.then(|| lexical_join(folder(path), &source)),
+            shown_dir: local.then(|| lexical_join(folder(shown), &source)),
+            source,
+            inputs,
+        });
+    }
+    calls
+}
+
+/// One file of a called module, decoded with the call's inputs bound.
+pub struct ModuleFile {
+    pub path: PathBuf,
+    /// The path as shown in findings.
+    pub shown: PathBuf,
+    pub text: String,
+    pub decoded: Result<Document, DecodeError>,
+}
+
+/// The configuration files of the module `call` (which must have a local `dir`), each
+/// decoded with the module's variable defaults, then the call's inputs, resolved.
+pub fn module_files(call: &ModuleCall) -> Vec<ModuleFile> {
+    let (Some(dir), Some(shown_dir)) = (&call.dir, &call.shown_dir) else {
+        return Vec::new();
+    };
+    let files = configuration_files(dir);
+    let mut texts = Vec::new();
+    let mut variables = TerraformVariables::default();
+    variables.add_tfvars(&Value::Object(call.inputs.clone()));
+    for (file, k) in &files {
+        let text = std::fs::read_to_string(file);
+        let decoded = match &text {
+            Ok(t) => parse(t, *k),
+            Err(e) => Err(DecodeError {
+                line: 0,
+                column: 0,
+                message: format!("cannot read file: {e}"),
+            }),
+        };
+        if let Ok(doc) = &decoded {
+            variables.add_defaults(&doc.value);
+        }
+        texts.push((file.clone(), text.unwrap_or_default(), decoded));
+    }
+    texts
+        .into_iter()
+        .map(|(path, text, decoded)| {
+            let decoded = decoded.map(|mut doc| {
+                variables.resolve(&mut doc.value);
+                doc
+            });
+            let shown = path
+                .file_name()
+                .map_or_else(|| shown_dir.clone(), |n| shown_dir.join(n));
+            ModuleFile {
+                path,
+                shown,
+                text,
+                decoded,
+            }
+        })
+        .collect()
+}
+
+/// `base` joined with the relative path `rel`, `.` and `..` applied lexically (a module
+/// source is a path relative to the calling folder, not to the working directory).
+fn lexical_join(base: &Path, rel: &str) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in base.join(rel).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
 }
 
 /// The variables of the module folder of `path`, whose own decoded content is `own`.
@@ -105,10 +318,7 @@ fn module_variables(path: &Path, own: &serde_json::Value) -> TerraformVariables 
 
 fn read(path: &Path, kind: Kind) -> Option<Document> {
     let text = std::fs::read_to_string(path).ok()?;
-    match kind {
-        Kind::Json => decode_json(&text).ok(),
-        Kind::Hcl | Kind::Vars => decode_hcl(&text).ok(),
-    }
+    parse(&text, kind).ok()
 }
 
 #[cfg(test)]
@@ -144,11 +354,33 @@ mod tests {
         write("broken.tf", "this is { not hcl")?;
         let text = "resource \"t\" \"n\" {\n  size = var.size\n  min = var.min\n  zone = var.zone\n  other = var.other\n}\n";
         std::fs::write(&main, text)?;
-        let doc = decode(&main, text, Kind::Hcl)?;
+        let doc = decode(&main, text, Kind::Hcl, &[])?;
         assert_eq!(
             doc.value["resource"]["t"]["n"],
             serde_json::json!({"size": "d", "min": 0, "zone": "z", "other": "${var.other}"})
         );
+        // --var-file comes after the auto files, in order, for declared variables only.
+        let first = serde_json::json!({"size": "e", "zone": "y", "other": "never"});
+        let second = serde_json::json!({"size": "f"});
+        let doc = decode(&main, text, Kind::Hcl, &[first, second])?;
+        assert_eq!(
+            doc.value["resource"]["t"]["n"],
+            serde_json::json!({"size": "f", "min": 0, "zone": "y", "other": "${var.other}"})
+        );
         Ok(())
+    }
+
+    #[test]
+    fn module_sources_join_the_callers_folder_lexically() {
+        use super::lexical_join;
+        assert_eq!(
+            lexical_join(Path::new("infra"), "./modules/pool"),
+            Path::new("infra/modules/pool")
+        );
+        assert_eq!(
+            lexical_join(Path::new("infra/envs/prod"), "../../modules/pool"),
+            Path::new("infra/modules/pool")
+        );
+        assert_eq!(lexical_join(Path::new("."), "../x"), Path::new("../x"));
     }
 }

@@ -1,0 +1,280 @@
+//! What `check` cannot judge is said, never passed in silence (issue 28): facts left to
+//! deploy time (Terraform variables and ARM/Bicep parameters without a value, modules it
+//! cannot follow), local Terraform modules followed with the call's arguments, `--var-file`,
+//! a check of nothing, and a typo in an inline suppression.
+
+use crate::*;
+
+const MODULES: &str = "tests/fixtures/terraform/modules";
+
+fn unresolved(report: &Value) -> Vec<(String, String, String, u64)> {
+    report["unresolved"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|u| {
+            (
+                u["resource"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                u["field"].as_str().unwrap_or_default().to_string(),
+                u["file"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .replace("tests/fixtures/", ""),
+                u["line"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_size_set_outside_the_folder_is_an_unresolved_fact_not_a_silent_pass() {
+    let (status, report) = check_json(&[MODULES]);
+    assert_eq!(status, 0, "no finding: {report:#}");
+    assert_eq!(
+        unresolved(&report),
+        vec![
+            (
+                "module.log_analytics".into(),
+                "module".into(),
+                "terraform/modules/main.tf".into(),
+                29
+            ),
+            (
+                "module.node_pool.azurerm_kubernetes_cluster_node_pool.node_pool".into(),
+                "sku".into(),
+                "terraform/modules/modules/node_pool/main.tf".into(),
+                4
+            ),
+        ]
+    );
+    let pool = &report["unresolved"][1];
+    assert_eq!(pool["expression"], "${var.vm_size}");
+    assert_eq!(
+        pool["path"],
+        "/resource/azurerm_kubernetes_cluster_node_pool/node_pool/vm_size"
+    );
+    assert_eq!(report["summary"]["unresolved"], 2);
+    // The text summary says it, and --fail-on-unresolved makes it an exit 2.
+    let out = run(&["check", "--as-of", "2026-11-22", MODULES]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("unresolved: azurerm_kubernetes_cluster_node_pool node_pool: `sku` is `${var.vm_size}`, known only at deploy time"),
+        "{text}"
+    );
+    assert!(
+        text.contains("; 2 facts unresolved (listed above)"),
+        "{text}"
+    );
+    let out = run(&["check", "--fail-on-unresolved", MODULES]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`--fail-on-unresolved` is set"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_local_module_is_followed_with_the_calls_arguments_and_var_files_in_terraforms_order() {
+    let prod = format!("{MODULES}/prod.tfvars");
+    let (status, report) = check_json(&["--var-file", &prod, MODULES]);
+    assert_eq!(status, 1, "{report:#}");
+    // Located in the module's file, named by the module path; min_count 2 comes from
+    // the root's terraform.tfvars through the call.
+    assert_eq!(
+        findings(&report),
+        triples(&[
+            (
+                "sku-retired",
+                "terraform/modules/modules/node_pool/main.tf",
+                4
+            ),
+            (
+                "min-nodes-zero",
+                "terraform/modules/modules/node_pool/main.tf",
+                6
+            ),
+        ])
+    );
+    for f in report["findings"].as_array().into_iter().flatten() {
+        assert_eq!(
+            f["resource"]["name"],
+            "module.node_pool.azurerm_kubernetes_cluster_node_pool.node_pool"
+        );
+    }
+    // The module's folder is not checked alone (its variables would all be unresolved).
+    let out = run(&["check", "-v", "--var-file", &prod, MODULES]);
+    assert!(
+        stdout(&out).contains("skipped tests/fixtures/terraform/modules/modules/node_pool/main.tf: Terraform module called by tests/fixtures/terraform/modules/main.tf (module.node_pool)"),
+        "{}",
+        stdout(&out)
+    );
+    // A later --var-file wins over an earlier one and over terraform.tfvars.
+    let staging = format!("{MODULES}/staging.tfvars");
+    let (status, report) = check_json(&["--var-file", &prod, "--var-file", &staging, MODULES]);
+    assert_eq!(status, 0, "{report:#}");
+    assert_eq!(findings(&report), vec![]);
+    // A var file that does not parse names itself, its line and column.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.tfvars");
+    std::fs::write(&bad, "x = \n").expect("write");
+    let out = run(&["check", "--var-file", &bad.display().to_string(), MODULES]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("bad.tfvars:1:5: invalid hcl"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn unresolved_facts_are_notes_in_sarif_skips_in_policy_reports_and_notices_on_github() {
+    let sarif = run(&["check", "--format", "sarif", MODULES]);
+    let v: Value = serde_json::from_slice(&sarif.stdout).expect("sarif");
+    let notes: Vec<&Value> = v["runs"][0]["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["ruleId"] == "unresolved")
+        .collect();
+    assert_eq!(notes.len(), 2, "{v:#}");
+    assert!(notes.iter().all(|n| n["level"] == "note"));
+    let pr = run(&["check", "--format", "policyreport", MODULES]);
+    let v: Value = serde_json::from_slice(&pr.stdout).expect("policy report");
+    let skips = v.to_string().matches(r#""rule":"unresolved""#).count();
+    assert_eq!(skips, 2, "{v:#}");
+    assert!(v.to_string().contains(r#""result":"skip""#));
+    let gh = run(&["check", "--format", "github", MODULES]);
+    assert!(
+        stdout(&gh).contains(
+            "::notice file=tests/fixtures/terraform/modules/modules/node_pool/main.tf,line=4,title=computeguard unresolved::"
+        ),
+        "{}",
+        stdout(&gh)
+    );
+}
+
+#[test]
+fn an_arm_parameter_without_a_value_is_unresolved() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("compute.json");
+    std::fs::write(
+        &file,
+        r#"{
+  "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+  "contentVersion": "1.0.0.0",
+  "parameters": {
+    "vmSize": {"type": "string"}
+  },
+  "resources": [
+    {
+      "type": "Microsoft.MachineLearningServices/workspaces/computes",
+      "apiVersion": "2024-04-01",
+      "name": "ws/gpu",
+      "location": "eastus",
+      "properties": {
+        "computeType": "AmlCompute",
+        "properties": {
+          "vmSize": "[parameters('vmSize')]",
+          "scaleSettings": {"minNodeCount": 0, "maxNodeCount": 2}
+        }
+      }
+    }
+  ]
+}
+"#,
+    )
+    .expect("write");
+    let (status, report) = check_json(&[&file.display().to_string()]);
+    assert_eq!(status, 0, "{report:#}");
+    let u = &report["unresolved"][0];
+    assert_eq!(u["field"], "sku", "{report:#}");
+    assert_eq!(u["expression"], "[parameters('vmSize')]");
+    assert_eq!(u["line"], 16);
+}
+
+#[test]
+fn checking_nothing_is_a_warning_and_an_error_with_fail_on_skipped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = run(&["check", &dir.path().display().to_string()]);
+    assert_eq!(code(&out), 0);
+    assert!(
+        stdout(&out).contains("warning: nothing was checked"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&[
+        "check",
+        "--fail-on-skipped",
+        &dir.path().display().to_string(),
+    ]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("nothing was checked"),
+        "{}",
+        stderr(&out)
+    );
+    // A folder with only files computeguard does not read is nothing too.
+    std::fs::write(dir.path().join("README.md"), "# infra\n").expect("write");
+    let out = run(&[
+        "check",
+        "--fail-on-skipped",
+        &dir.path().display().to_string(),
+    ]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+}
+
+#[test]
+fn a_typo_in_an_inline_suppression_is_an_error_at_its_line_with_the_closest_rule() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("cluster.yml");
+    std::fs::write(
+        &file,
+        RETIRED_CLUSTER.replace(
+            "min_instances: 2",
+            "min_instances: 2 # computeguard:ignore min-nodes-zeros warm pool for the nightly SLA",
+        ),
+    )
+    .expect("write");
+    let out = run(&[
+        "check",
+        "--as-of",
+        "2026-11-22",
+        &file.display().to_string(),
+    ]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("error: `computeguard:ignore`: unknown rule `min-nodes-zeros` (did you mean `min-nodes-zero`?); known rules: min-nodes-zero, "),
+        "{text}"
+    );
+    assert!(text.contains("cluster.yml:5"), "{text}");
+    // The finding it meant to silence is still reported.
+    assert!(text.contains("warning[min-nodes-zero]"), "{text}");
+}
+
+#[test]
+fn the_summary_names_the_configuration_used() {
+    let out = run(&[
+        "check",
+        "--config",
+        "examples/computeguard.yaml",
+        "tests/fixtures/terraform/aks-gpu",
+    ]);
+    assert!(
+        stdout(&out).contains("; config examples/computeguard.yaml"),
+        "{}",
+        stdout(&out)
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("cluster.yml"), RETIRED_CLUSTER).expect("write");
+    let out = run_in(dir.path(), &["check", "cluster.yml"]).expect("run");
+    assert!(
+        stdout(&out).contains("; no computeguard.yaml found, defaults apply"),
+        "{}",
+        stdout(&out)
+    );
+}
