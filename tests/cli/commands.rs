@@ -331,3 +331,145 @@ fn unknown_function_and_bad_settings_are_refused() -> std::io::Result<()> {
     );
     Ok(())
 }
+
+/// `computeguard test` reads a fixture file in every format `check` reads: a `.tf` file
+/// (with its folder's variables) and a `.bicep` file gave "expected a JSON object ... got
+/// a string" and a YAML parse before (issue 28).
+#[test]
+fn pack_test_fixtures_are_read_in_every_format_check_reads() -> std::io::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let root = crate::root();
+    let copy = |from: &str, to: &str| -> std::io::Result<()> {
+        let target = dir.path().join(to);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::copy(root.join(from), target).map(|_| ())
+    };
+    copy("tests/fixtures/terraform/aks-gpu/main.tf", "tf/main.tf")?;
+    copy(
+        "tests/fixtures/terraform/aks-gpu/variables.tf",
+        "tf/variables.tf",
+    )?;
+    copy(
+        "tests/fixtures/bicep/stableazure-aks-gpupool-nc6s-v3-eastus2.bicep",
+        "pool.bicep",
+    )?;
+    std::fs::write(
+        dir.path().join("pack.yaml"),
+        r#"apiVersion: computeguard.io/v1
+kind: RulePack
+metadata: {name: formats, version: 0.1.0}
+rules:
+  - id: no-nc6s-v3
+    severity: error
+    description: No NC6s_v3.
+    rationale: Test.
+    remediation: Another size.
+    assert: "resource.sku != 'Standard_NC6s_v3'"
+    messageExpression: "resource.name + ' uses NC6s_v3'"
+tests:
+  - name: Terraform, the size from variables.tf
+    file: tf/main.tf
+    expect: [no-nc6s-v3]
+  - name: Bicep
+    file: pool.bicep
+    expect: [no-nc6s-v3]
+"#,
+    )?;
+    let pack = dir.path().join("pack.yaml");
+    let out = run(&["test", &pack.display().to_string()]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}{}", stderr(&out));
+    assert!(
+        text.contains("test Terraform, the size from variables.tf ... ok"),
+        "{text}"
+    );
+    assert!(text.contains("test Bicep ... ok"), "{text}");
+    Ok(())
+}
+
+/// `computeguard rules` lists every rule id of the loaded policies, sorted, with the
+/// severity the configuration gives it and a summary (issue 28: the ids appeared only
+/// inside errors).
+#[test]
+fn rules_lists_every_loaded_rule_with_its_configured_severity() {
+    let out = run(&["rules", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let list: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let ids: Vec<&str> = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    assert_eq!(ids, sorted);
+    for id in [
+        "region-colocated",
+        "sku-retired",
+        "suppression-missing-reason",
+    ] {
+        assert!(ids.contains(&id), "{ids:?}");
+    }
+    assert!(list.as_array().is_some_and(|a| {
+        a.iter()
+            .all(|r| r["description"].as_str().is_some_and(|d| !d.is_empty()))
+    }));
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("computeguard.yaml"),
+        "rules:\n  min-nodes-zero: error\n  sku-unknown: off\n",
+    )
+    .expect("write");
+    let out = run_in(dir.path(), &["rules"]).expect("run");
+    let text = stdout(&out);
+    let line = |id: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("min-nodes-zero").contains(" error "), "{text}");
+    assert!(line("sku-unknown").contains(" off "), "{text}");
+}
+
+/// `computeguard inspect` prints the compute model of each resource with the line of each
+/// field and what stayed unresolved, in text and JSON.
+#[test]
+fn inspect_shows_the_model_the_rules_see_and_what_stayed_unresolved() {
+    let file = "tests/fixtures/terraform/modules/modules/node_pool/main.tf";
+    let out = run(&["inspect", "--format", "json", file]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let list: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let pool = &list[0];
+    assert_eq!(
+        pool["resource"],
+        "azurerm_kubernetes_cluster_node_pool node_pool"
+    );
+    assert_eq!(pool["model"]["kind"], "aks-node-pool");
+    assert_eq!(pool["model"]["minNodes"], 0, "the module's default");
+    assert_eq!(pool["lines"]["minNodes"], 6);
+    assert!(pool["model"].get("sku").is_none(), "{pool:#}");
+    assert_eq!(
+        pool["unresolved"],
+        serde_json::json!([{"field": "sku", "expression": "${var.vm_size}", "line": 4}])
+    );
+    let out = run(&["inspect", "examples/azureml/cuda12-on-k80-job.yml"]);
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("examples/azureml/cuda12-on-k80-job.yml:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  sku ") && text.contains("Standard_NC6  (line 24)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  cuda ") && text.contains("12.4.1"),
+        "{text}"
+    );
+    let out = run(&["inspect", "tests/fixtures/invalid/does-not-exist.yaml"]);
+    assert_eq!(code(&out), 2);
+}

@@ -31,7 +31,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Check Kubernetes and Azure ML files (directories are walked, honouring .gitignore).
+    /// Check Kubernetes manifests, Azure ML YAML, ARM templates, Bicep and Terraform files,
+    /// and exports of what runs (directories are walked, honouring .gitignore).
     Check(commands::check::CheckArgs),
     /// Compile a rule pack into a self-contained policy component.
     Build(commands::build::BuildArgs),
@@ -39,6 +40,11 @@ pub enum Command {
     Test(commands::test::TestArgs),
     /// Explain a rule: what it checks, why (with sources) and how to fix it.
     Explain(commands::explain::ExplainArgs),
+    /// List every rule of the loaded policies with its severity and a one-line summary.
+    Rules(commands::rules::RulesArgs),
+    /// Print the compute model of each resource in files, as the rules see it, with what
+    /// stayed unresolved.
+    Inspect(commands::inspect::InspectArgs),
     /// List the available policies with versions and digests, or export the built-ins.
     Policies(commands::policies::PoliciesArgs),
     /// Scaffold a new rule pack.
@@ -74,6 +80,8 @@ pub fn run() -> ExitCode {
         Command::Build(a) => commands::build::run(a),
         Command::Test(a) => commands::test::run(a),
         Command::Explain(a) => commands::explain::run(a),
+        Command::Rules(a) => commands::rules::run(a),
+        Command::Inspect(a) => commands::inspect::run(a),
         Command::Policies(a) => commands::policies::run(a),
         Command::New(a) => commands::new::run(a),
         Command::Serve(a) => commands::serve::run(a),

@@ -335,6 +335,33 @@ impl Syntax {
         }
     }
 
+    /// Decodes `text`, the content of `path`, in this syntax; Terraform with the
+    /// variables of its folder and the `--var-file` values.
+    fn decode(
+        self,
+        path: &Path,
+        text: &str,
+        var_files: &[serde_json::Value],
+    ) -> Result<Vec<Document>, computeguard_decode::DecodeError> {
+        match self {
+            Syntax::Terraform(kind) => {
+                terraform::decode(path, text, kind, var_files).map(|d| vec![d])
+            }
+            Syntax::Bicep => decode_bicep(text).map(|d| vec![d]),
+            Syntax::Json => decode_json(text).map(|d| vec![d]),
+            Syntax::Yaml => decode_yaml(text),
+        }
+    }
+
+    /// The source kind a policy is told, when the syntax alone decides it.
+    fn source_kind(self) -> Option<computeguard_engine::SourceKind> {
+        match self {
+            Syntax::Terraform(_) => Some(computeguard_engine::SourceKind::Terraform),
+            Syntax::Bicep => Some(computeguard_engine::SourceKind::Bicep),
+            Syntax::Yaml | Syntax::Json => None,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Syntax::Yaml => "YAML",
@@ -515,16 +542,9 @@ impl Scan<'_> {
             out.skipped = Some((SkipKind::Variables, why.into()));
             return out;
         }
-        let decoded = match syntax {
-            Syntax::Terraform(kind) => {
-                let values: Vec<serde_json::Value> =
-                    self.var_files.iter().map(|(_, v)| v.clone()).collect();
-                terraform::decode(path, &text, kind, &values).map(|d| vec![d])
-            }
-            Syntax::Bicep => decode_bicep(&text).map(|d| vec![d]),
-            Syntax::Json => decode_json(&text).map(|d| vec![d]),
-            Syntax::Yaml => decode_yaml(&text),
-        };
+        let values: Vec<serde_json::Value> =
+            self.var_files.iter().map(|(_, v)| v.clone()).collect();
+        let decoded = syntax.decode(path, &text, &values);
         let docs = match decoded {
             Ok(d) => d,
             Err(e) if syntax == Syntax::Yaml && text.contains("{{") => {
@@ -760,14 +780,8 @@ impl Scan<'_> {
                 .iter()
                 .map(|loaded| {
                     let mut request = Request::new(json.clone(), self.as_of.clone());
-                    match syntax {
-                        Syntax::Terraform(_) => {
-                            request.source_kind = computeguard_engine::SourceKind::Terraform;
-                        }
-                        Syntax::Bicep => {
-                            request.source_kind = computeguard_engine::SourceKind::Bicep;
-                        }
-                        Syntax::Yaml | Syntax::Json => {}
+                    if let Some(kind) = syntax.source_kind() {
+                        request.source_kind = kind;
                     }
                     request.settings.clone_from(&loaded.settings_text);
                     loaded.policy.evaluate(&request)
@@ -1016,6 +1030,44 @@ fn called_modules(inputs: &[Input]) -> std::collections::HashMap<PathBuf, String
         }
     }
     called
+}
+
+/// A file decoded the way `check` decodes it (the format from the name, else the content;
+/// Terraform with its folder's variables), with the source kind to evaluate it as. For
+/// `computeguard test` fixtures.
+pub fn decode_like_check(
+    path: &Path,
+    text: &str,
+) -> Result<(Vec<Document>, Option<computeguard_engine::SourceKind>), String> {
+    let syntax = Syntax::of(path).unwrap_or_else(|| Syntax::sniff(text));
+    if syntax == Syntax::Terraform(terraform::Kind::Vars) {
+        return Err(
+            "a Terraform variable definitions file holds no resources; use the .tf file".into(),
+        );
+    }
+    let docs = syntax.decode(path, text, &[]).map_err(|e| {
+        format!(
+            "invalid {} at line {}, column {}: {}",
+            syntax.name(),
+            e.line,
+            e.column,
+            e.message
+        )
+    })?;
+    Ok((docs, syntax.source_kind()))
+}
+
+/// A file decoded the way `check` decodes it, with the source its readers take it as
+/// (`computeguard inspect`).
+pub fn decode_for_model(path: &Path, text: &str) -> Result<(Vec<Document>, Source), String> {
+    let (docs, _) = decode_like_check(path, text)?;
+    let syntax = Syntax::of(path).unwrap_or_else(|| Syntax::sniff(text));
+    let source = match syntax {
+        Syntax::Terraform(_) => Source::Terraform,
+        Syntax::Bicep => Source::Bicep,
+        Syntax::Yaml | Syntax::Json => Source::Unknown,
+    };
+    Ok((docs, source))
 }
 
 /// Reads and decodes a `--var-file` (`.tfvars` HCL or `.tfvars.json`).

@@ -11,6 +11,11 @@
 //!     --addr 127.0.0.1:8443 --ca /tmp/cg-load/ca.pem --rate 2000 --seconds 20 --connections 8
 //! ```
 //! `scripts/loadtest.sh` does all three. See docs/benchmarks.md.
+//!
+//! `loadgen hold` plays the holder of issue 23: it keeps N TLS connections open from one
+//! address (each sends one request when it opens, then nothing, or one request every
+//! `--every` seconds) and, with `--reopen`, reopens any the server closes;
+//! `scripts/held-load.sh` runs it beside a load test.
 
 use computeguard_server::client::{Connection, tls_config};
 use rustls::pki_types::CertificateDer;
@@ -25,7 +30,7 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn usage() -> ! {
     eprintln!(
-        "usage: loadgen certs DIR\n       loadgen run --addr HOST:PORT --ca FILE [--rate N] [--seconds N] [--connections N] [--path /validate] [--check] [--malformed-permille N] [--body FILE]"
+        "usage: loadgen certs DIR\n       loadgen run --addr HOST:PORT --ca FILE [--rate N] [--seconds N] [--connections N] [--path /validate] [--check] [--malformed-permille N] [--body FILE]\n       loadgen hold --addr HOST:PORT --ca FILE --connections N [--from IP] [--every SECONDS] [--seconds N] [--reopen]"
     );
     std::process::exit(2)
 }
@@ -34,6 +39,39 @@ fn main() -> Result<(), Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("certs") => certs(&PathBuf::from(args.get(1).unwrap_or_else(|| usage()))),
+        Some("hold") => {
+            let mut hold = Hold {
+                addr: "127.0.0.1:8443".parse()?,
+                ca: PathBuf::new(),
+                connections: 1000,
+                from: "127.0.0.2".parse()?,
+                every: 0,
+                seconds: 30,
+                reopen: false,
+            };
+            let mut it = args[1..].iter();
+            while let Some(flag) = it.next() {
+                if flag == "--reopen" {
+                    hold.reopen = true;
+                    continue;
+                }
+                let value = it.next().unwrap_or_else(|| usage());
+                match flag.as_str() {
+                    "--addr" => hold.addr = value.parse()?,
+                    "--ca" => hold.ca = PathBuf::from(value),
+                    "--connections" => hold.connections = value.parse()?,
+                    "--from" => hold.from = value.parse()?,
+                    "--every" => hold.every = value.parse()?,
+                    "--seconds" => hold.seconds = value.parse()?,
+                    _ => usage(),
+                }
+            }
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()?
+                .block_on(hold.run())
+        }
         Some("run") => {
             let mut opts = Opts {
                 addr: "127.0.0.1:8443".parse()?,
@@ -94,6 +132,94 @@ fn certs(dir: &std::path::Path) -> Result<(), Error> {
     std::fs::write(dir.join("tls.key"), key.serialize_pem())?;
     println!("{}", dir.display());
     Ok(())
+}
+
+/// `loadgen hold`: connections held from one address.
+struct Hold {
+    addr: SocketAddr,
+    ca: PathBuf,
+    connections: usize,
+    from: std::net::IpAddr,
+    /// Seconds between requests on each connection; 0: one request, then idle.
+    every: u64,
+    seconds: u64,
+    /// Reopen a connection the server closed (as fast as the server lets it).
+    reopen: bool,
+}
+
+impl Hold {
+    async fn open(&self, tls: Arc<rustls::ClientConfig>) -> Result<Connection, Error> {
+        let socket = match self.from {
+            std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+            std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+        };
+        socket.bind(SocketAddr::new(self.from, 0))?;
+        let tcp = socket.connect(self.addr).await?;
+        let mut c = Connection::over(tcp, "localhost", tls).await?;
+        c.get("/healthz").await?;
+        Ok(c)
+    }
+
+    async fn run(self) -> Result<(), Error> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let ca = CertificateDer::from_pem_file(&self.ca)?;
+        let tls = tls_config(ca)?;
+        let this = Arc::new(self);
+        let opened = Arc::new(AtomicU64::new(0));
+        let lost = Arc::new(AtomicU64::new(0));
+        let end = Instant::now() + Duration::from_secs(this.seconds);
+        let mut tasks = Vec::new();
+        for _ in 0..this.connections {
+            let (this, tls, opened, lost) =
+                (this.clone(), tls.clone(), opened.clone(), lost.clone());
+            tasks.push(tokio::spawn(async move {
+                while Instant::now() < end {
+                    let Ok(mut c) = this.open(tls.clone()).await else {
+                        lost.fetch_add(1, Ordering::Relaxed);
+                        if !this.reopen {
+                            return;
+                        }
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    };
+                    opened.fetch_add(1, Ordering::Relaxed);
+                    // Held until the server closes it or the end; with `every`, a request
+                    // that often keeps it past the idle timeout.
+                    let mut next = Instant::now() + Duration::from_secs(this.every);
+                    loop {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        if Instant::now() >= end {
+                            return;
+                        }
+                        let mut closed = c.is_closed();
+                        if !closed && this.every > 0 && Instant::now() >= next {
+                            closed = c.get("/healthz").await.is_err();
+                            next = Instant::now() + Duration::from_secs(this.every);
+                        }
+                        if closed {
+                            lost.fetch_add(1, Ordering::Relaxed);
+                            if !this.reopen {
+                                return;
+                            }
+                            break;
+                        }
+                    }
+                }
+            }));
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+        println!(
+            "held {} connections from {} for {} s: {} opened, {} closed by the server or refused",
+            this.connections,
+            this.from,
+            this.seconds,
+            opened.load(Ordering::Relaxed),
+            lost.load(Ordering::Relaxed)
+        );
+        Ok(())
+    }
 }
 
 struct Opts {

@@ -93,6 +93,11 @@ impl Connection {
         self.send(hyper::Method::POST, path, body.into()).await
     }
 
+    /// Whether the server has closed the connection.
+    pub fn is_closed(&self) -> bool {
+        self.sender.is_closed()
+    }
+
     /// GETs `path`.
     pub async fn get(&mut self, path: &str) -> Result<(hyper::StatusCode, Bytes), ClientError> {
         self.send(hyper::Method::GET, path, Bytes::new()).await

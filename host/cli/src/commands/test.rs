@@ -164,18 +164,22 @@ fn run_case(
     pack: &Path,
     t: &computeguard_compiler::PackTest,
 ) -> anyhow::Result<()> {
-    let document = match &t.document {
-        TestDocument::Inline(v) => v.clone(),
+    // A fixture file is read as `check` reads it: YAML, JSON, Bicep or Terraform by its
+    // name, with the source kind its format implies.
+    let (document, source_kind) = match &t.document {
+        TestDocument::Inline(v) => (v.clone(), None),
         TestDocument::File(f) => {
             let path = pack.parent().unwrap_or(Path::new(".")).join(f);
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("cannot read `{}`", path.display()))?;
-            let docs = computeguard_decode::decode_yaml(&text)
-                .map_err(|e| anyhow!("{}:{}: {}", path.display(), e.line, e.message))?;
-            docs.into_iter()
+            let (docs, kind) = crate::scan::decode_like_check(&path, &text)
+                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            let doc = docs
+                .into_iter()
                 .next()
                 .map(|d| d.value)
-                .ok_or_else(|| anyhow!("`{}` has no document", path.display()))?
+                .ok_or_else(|| anyhow!("`{}` has no document", path.display()))?;
+            (doc, kind)
         }
     };
     let settings = t.settings.clone().unwrap_or_else(|| serde_json::json!({}));
@@ -185,6 +189,9 @@ fn run_case(
         t.as_of.clone().unwrap_or_else(crate::today),
     );
     request.settings = settings.to_string();
+    if let Some(kind) = source_kind {
+        request.source_kind = kind;
+    }
     let response = policy.evaluate(&request)?;
     let got: BTreeSet<&str> = response
         .violations

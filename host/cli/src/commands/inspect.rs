@@ -1,0 +1,134 @@
+//! `computeguard inspect FILE...`: the compute model of every resource the files declare,
+//! as the rules see it (`resource.*` in a rule pack), with where each field was read and
+//! what stayed unresolved (`conftest parse` for computeguard).
+
+use crate::{Outcome, scan};
+use computeguard_policy_core::compute::Resource;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct InspectArgs {
+    /// Files to read (any format `check` reads; Terraform with its folder's variables).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: crate::commands::rules::ListFormat,
+}
+
+/// One resource as shown: the model fields, the line of the resource and of each field,
+/// and every unresolved field with the expression written in its place.
+fn view(file: &str, doc: &computeguard_decode::Document, prefix: &str, r: &Resource) -> Value {
+    let line = |pointer: &str| {
+        doc.positions
+            .locate(&format!("{prefix}{pointer}"))
+            .map(|s| s.line)
+    };
+    let mut model = serde_json::to_value(r).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut model {
+        // Empty and unknown fields say nothing here: `null` in CEL either way.
+        m.retain(|_, v| match v {
+            Value::Null => false,
+            Value::Array(a) => !a.is_empty(),
+            Value::Object(o) => !o.is_empty(),
+            Value::String(s) => !s.is_empty(),
+            _ => true,
+        });
+        m.remove("display");
+        m.remove("unresolved");
+    }
+    let fields: serde_json::Map<String, Value> = r
+        .fields
+        .iter()
+        .filter_map(|(f, p)| line(p).map(|l| (f.clone(), json!(l))))
+        .collect();
+    let unresolved: Vec<Value> = r
+        .unresolved
+        .iter()
+        .map(|f| {
+            let at = format!("{prefix}{}", r.fields.get(f).unwrap_or(&r.pointer));
+            let expression = doc.value.pointer(&at).map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            json!({"field": f, "expression": expression, "line": line(r.fields.get(f).unwrap_or(&r.pointer))})
+        })
+        .collect();
+    json!({
+        "file": file,
+        "line": line(&r.pointer),
+        "resource": r.display,
+        "model": model,
+        "lines": fields,
+        "unresolved": unresolved,
+    })
+}
+
+pub fn run(args: InspectArgs) -> anyhow::Result<Outcome> {
+    let mut out = Vec::new();
+    for path in &args.files {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("`{}`: cannot read: {e}", path.display()))?;
+        let (docs, source) = scan::decode_for_model(path, &text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let name = path.display().to_string();
+        for doc in &docs {
+            let parts = computeguard_policy_core::read::parts(&doc.value)
+                .unwrap_or_else(|| vec![(String::new(), std::borrow::Cow::Borrowed(&doc.value))]);
+            for (prefix, value) in &parts {
+                for r in computeguard_policy_core::read::normalize(value, source) {
+                    out.push(view(&name, doc, prefix, &r));
+                }
+            }
+        }
+    }
+    match args.format {
+        crate::commands::rules::ListFormat::Json => {
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        crate::commands::rules::ListFormat::Text => print_text(&out),
+    }
+    Ok(Outcome::Clean)
+}
+
+fn print_text(resources: &[Value]) {
+    let c = crate::report::clean;
+    if resources.is_empty() {
+        println!("no compute resources recognised");
+    }
+    for r in resources {
+        println!(
+            "{}:{}: {}",
+            c(r["file"].as_str().unwrap_or_default()),
+            r["line"].as_u64().unwrap_or(0),
+            c(r["resource"].as_str().unwrap_or_default())
+        );
+        if let Some(model) = r["model"].as_object() {
+            let width = model.keys().map(String::len).max().unwrap_or(0);
+            for (k, v) in model {
+                let shown = match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let at = r["lines"][k]
+                    .as_u64()
+                    .map_or_else(String::new, |l| format!("  (line {l})"));
+                println!("  {k:width$}  {}{at}", c(&shown));
+            }
+        }
+        for u in r["unresolved"].as_array().into_iter().flatten() {
+            println!(
+                "  unresolved {}: {}{}",
+                c(u["field"].as_str().unwrap_or_default()),
+                c(u["expression"]
+                    .as_str()
+                    .unwrap_or("(known only at deploy time)")),
+                u["line"]
+                    .as_u64()
+                    .map_or_else(String::new, |l| format!("  (line {l})"))
+            );
+        }
+        println!();
+    }
+}
