@@ -278,3 +278,26 @@ fn the_summary_names_the_configuration_used() {
         stdout(&out)
     );
 }
+
+/// Issue 28: a finding on a minified line (one REST response on one line) printed the whole
+/// line and thousands of carets; the excerpt is now cut around the value.
+#[test]
+fn a_finding_on_a_minified_line_shows_an_excerpt_around_the_value() {
+    let text = std::fs::read_to_string(
+        root().join("tests/fixtures/arm/fl-sandbox-eyeson-gpu-default-nc6.arm.json"),
+    )
+    .expect("fixture");
+    let value: Value = serde_json::from_str(&text).expect("json");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("min.json");
+    std::fs::write(&file, serde_json::to_string(&value).expect("json")).expect("write");
+    let out = run(&["check", "--as-of", "2026-11-22", &file.display().to_string()]);
+    let text = stdout(&out);
+    assert!(text.contains("error[sku-retired]"), "{text}");
+    let longest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(longest < 200, "a line of {longest} characters");
+    assert!(
+        text.contains("1 | …") && text.contains("\"vmSize\":\"[parameters('computeSKU')]\""),
+        "{text}"
+    );
+}

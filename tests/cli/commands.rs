@@ -62,6 +62,30 @@ fn cel_syntax_error_fails_the_build_with_file_line_and_caret() {
     assert!(err.contains("9 |     assert: resource.minNodes >"), "{err}");
 }
 
+/// Issue 28: `assert: 'team' in resource.labels` is a YAML error after the quoted part;
+/// the error says to quote the whole expression.
+#[test]
+fn an_expression_quoted_only_in_part_gets_a_hint_to_quote_it_whole() {
+    let out = run(&[
+        "build",
+        "tests/fixtures/packs/unquoted-expression.yaml",
+        "-o",
+        "/dev/null",
+    ]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("--> tests/fixtures/packs/unquoted-expression.yaml:10:"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "= help: quote the whole CEL expression, not just its first string: `assert: \"'team' in resource.labels\"`"
+        ),
+        "{err}"
+    );
+}
+
 #[test]
 fn unknown_compute_model_field_fails_with_a_suggestion() {
     let out = run(&[

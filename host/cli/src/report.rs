@@ -643,11 +643,12 @@ impl Report {
                 let gutter = f.line.to_string();
                 let pad = " ".repeat(gutter.len());
                 let col = f.column.max(1) as usize - 1;
+                // A long line (minified JSON, one REST response on one line) is cut around
+                // the column, with an ellipsis where text is left out.
+                let (head, tail, cut_tail) = excerpt(raw, col);
                 // Escaped like the rest; the caret follows the escaped text.
-                let head: String = raw.chars().take(col).collect();
-                let tail: String = raw.chars().skip(col).collect();
                 let (head, tail) = (clean_source(&head), clean_source(&tail));
-                let src = format!("{head}{tail}");
+                let src = format!("{head}{tail}{}", if cut_tail { "…" } else { "" });
                 let width = tail.trim_end().chars().count().max(1);
                 let lead: String = head
                     .chars()
@@ -843,6 +844,38 @@ fn s_files_zero(report: &Report) -> bool {
     report.summary.files == 0
 }
 
+/// Longest source line shown whole under a finding, in characters.
+const EXCERPT_MAX: usize = 160;
+/// Characters kept before the finding's column in a cut line.
+const EXCERPT_BEFORE: usize = 40;
+/// Characters kept from the finding's column on in a cut line.
+const EXCERPT_AFTER: usize = 80;
+
+/// The part of `line` before `col` and the part from it on; a line longer than
+/// [`EXCERPT_MAX`] keeps [`EXCERPT_BEFORE`] characters before the column (an ellipsis
+/// in front when more were left out) and [`EXCERPT_AFTER`] from it on (the `bool`: text
+/// after it was left out).
+fn excerpt(line: &str, col: usize) -> (String, String, bool) {
+    let chars: Vec<char> = line.chars().collect();
+    let col = col.min(chars.len());
+    if chars.len() <= EXCERPT_MAX {
+        return (
+            chars[..col].iter().collect(),
+            chars[col..].iter().collect(),
+            false,
+        );
+    }
+    let start = col.saturating_sub(EXCERPT_BEFORE);
+    let end = (col + EXCERPT_AFTER).min(chars.len());
+    let mut head: String = if start > 0 {
+        "…".into()
+    } else {
+        String::new()
+    };
+    head.extend(&chars[start..col]);
+    (head, chars[col..end].iter().collect(), end < chars.len())
+}
+
 fn write_json(value: &impl Serialize, out: &mut dyn Write) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(|e| match e.io_error_kind() {
         Some(kind) => std::io::Error::from(kind),
@@ -895,7 +928,27 @@ fn esc_prop(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{clean, clean_lines, clean_source};
+    use super::{EXCERPT_AFTER, EXCERPT_BEFORE, clean, clean_lines, clean_source, excerpt};
+
+    #[test]
+    fn a_long_line_is_cut_around_the_column_with_ellipses() {
+        let line = format!(
+            "{{\"a\":\"{}\",\"vmSize\":\"Standard_NC6\",\"b\":\"{}\"}}",
+            "x".repeat(3000),
+            "y".repeat(3000)
+        );
+        let col = line.find("\"vmSize\"").unwrap_or_default();
+        let (head, tail, cut) = excerpt(&line, col);
+        assert!(head.starts_with('…') && head.chars().count() == EXCERPT_BEFORE + 1);
+        assert!(tail.starts_with("\"vmSize\":\"Standard_NC6\""), "{tail}");
+        assert_eq!(tail.chars().count(), EXCERPT_AFTER);
+        assert!(cut);
+        let (head, tail, cut) = excerpt("size: Standard_NC6", 0);
+        assert_eq!(
+            (head.as_str(), tail.as_str(), cut),
+            ("", "size: Standard_NC6", false)
+        );
+    }
 
     #[test]
     fn human_text_cannot_start_a_ci_command_or_an_escape_sequence() {

@@ -223,16 +223,43 @@ fn is_kebab(id: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
+/// Keys whose value is a CEL expression.
+const EXPRESSION_KEYS: &[&str] = &["when", "assert", "messageExpression", "severityExpression"];
+
+/// A hint for a YAML error on a line `KEY: EXPR` where KEY takes a CEL expression that
+/// starts with a quote (`assert: 'team' in resource.labels`): YAML reads the quoted part
+/// as the whole value and stops at what follows.
+fn unquoted_expression(text: &str, line: u32) -> Option<String> {
+    let source = text
+        .lines()
+        .nth(usize::try_from(line).ok()?.checked_sub(1)?)?;
+    let entry = source.trim_start().trim_start_matches("- ");
+    let (key, value) = entry.split_once(':')?;
+    let value = value.trim();
+    if !EXPRESSION_KEYS.contains(&key.trim())
+        || !(value.starts_with('\'') || value.starts_with('"'))
+    {
+        return None;
+    }
+    let quoted = if value.contains('"') {
+        format!("'{}'", value.replace('\'', "''"))
+    } else {
+        format!("\"{value}\"")
+    };
+    Some(format!(
+        "quote the whole CEL expression, not just its first string: `{}: {quoted}`",
+        key.trim()
+    ))
+}
+
 /// Compiles a pack's source text. `file` is used in diagnostics.
 pub fn compile(file: &str, text: &str) -> Result<CompiledPack, Vec<Diagnostic>> {
     let docs = decode_yaml(text).map_err(|e| {
-        vec![Diagnostic::at(
-            file,
-            text,
-            e.line,
-            e.column,
-            e.message.clone(),
-        )]
+        let d = Diagnostic::at(file, text, e.line, e.column, e.message.clone());
+        vec![match unquoted_expression(text, e.line) {
+            Some(help) => d.with_help(help),
+            None => d,
+        }]
     })?;
     let Some(doc) = docs.into_iter().next() else {
         return Err(vec![Diagnostic::at(

@@ -29,15 +29,31 @@ pub fn decode_yaml(text: &str) -> Result<Vec<Document>, DecodeError> {
     let offsets = ByteOffsets::new(text);
     let mut builder = Builder::new(&offsets);
     for event in Parser::new_from_str(text) {
-        let (event, span) = event.map_err(|error| scan_error(&error, &offsets))?;
+        let (event, span) = event.map_err(|error| scan_error(&error, &offsets, text))?;
         let at = builder.span(span.start);
         builder.on_event(event, at)?;
     }
     Ok(builder.documents)
 }
 
-fn scan_error(error: &ScanError, offsets: &ByteOffsets<'_>) -> DecodeError {
+fn scan_error(error: &ScanError, offsets: &ByteOffsets<'_>, text: &str) -> DecodeError {
     let span = span_of(*error.marker(), offsets);
+    // The scanner reports a tab at the start of the token it was reading (often the line
+    // before); the user needs the tab's own line and column.
+    if error.info().contains("found a tab")
+        && let Some(tab) = text.get(span.offset..).and_then(|rest| rest.find('\t'))
+    {
+        let at = span.offset + tab;
+        let before = &text[..at];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = text[line_start..at].chars().count() + 1;
+        return DecodeError::new(
+            to_u32(line),
+            to_u32(column),
+            "invalid yaml: a tab character: YAML indents with spaces only, and a tab cannot start or sit in this value; use spaces",
+        );
+    }
     let message = match error.info() {
         // The scanner counts flow levels in a `u8`.
         "recursion limit exceeded" => {

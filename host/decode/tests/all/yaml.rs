@@ -262,6 +262,22 @@ fn tabs_in_indentation_are_errors() -> TestResult {
     Ok(())
 }
 
+/// Issue 28: after a plain value, the scanner reported the tab at the value's start (the
+/// line before); the error now names the tab's own line and column.
+#[test]
+fn a_tab_after_a_plain_value_is_reported_at_its_own_line_and_column() -> TestResult {
+    for (text, line, column) in [
+        ("name: gpu\n\tsize: Standard_NC6\n", 2, 1),
+        ("type: amlcompute\nname: gpu\n\tsize: Standard_NC6\n", 3, 1),
+        ("type: amlcompute\nscale:\n  min: 1\n\tmax: 2\n", 4, 1),
+    ] {
+        let err = error(decode_yaml(text))?;
+        assert_eq!((err.line, err.column), (line, column), "{text:?}: {err}");
+        assert!(err.message.contains("a tab character"), "{err}");
+    }
+    Ok(())
+}
+
 #[test]
 fn aliases_are_expanded_and_located_at_the_alias() -> TestResult {
     let document = single(
