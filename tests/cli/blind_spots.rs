@@ -291,7 +291,12 @@ fn a_finding_on_a_minified_line_shows_an_excerpt_around_the_value() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("min.json");
     std::fs::write(&file, serde_json::to_string(&value).expect("json")).expect("write");
-    let out = run(&["check", "--as-of", "2026-11-22", &file.display().to_string()]);
+    let out = run(&[
+        "check",
+        "--as-of",
+        "2026-11-22",
+        &file.display().to_string(),
+    ]);
     let text = stdout(&out);
     assert!(text.contains("error[sku-retired]"), "{text}");
     let longest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);

@@ -8,6 +8,7 @@ mod check;
 mod commands;
 mod corpus;
 mod deploy;
+mod docs;
 mod formats_arm;
 mod formats_out;
 mod formats_tf;
