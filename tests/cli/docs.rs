@@ -5,12 +5,14 @@
 //!
 //! - Each page runs in a scratch folder of its own that shows the repository's top-level
 //!   entries (linked, so `examples/...` and `tests/fixtures/...` work) and holds the files
-//!   the page defines: a fenced block right after a line ending in `` `NAME`: `` is written
-//!   to `NAME` (never over a repository file). Commands of a page run in order, in one
+//!   the page defines: a fenced block right after a line ending in `` `NAME`: ``, or a
+//!   YAML block whose first line is `# DIR/NAME.yaml`, is written to that path (never over
+//!   a repository file) when a command of the page names it or its folder. Commands of a page run in order, in one
 //!   shell each, stdout and stderr together, as a terminal shows them.
 //! - A line `...` in the page stands for any number of lines; anything else must match
 //!   line for line once both sides are normalised: trailing spaces, `sha256:` digests,
-//!   durations (`0.42s`, `12 ms`) and the scratch folder's path.
+//!   durations (`0.42s`, `12 ms`), the date after `as of` (a run without `--as-of` is
+//!   judged as of today), a built component's size and the scratch folder's path.
 //! - A block whose commands need what this machine has not (`kubectl`, `helm`, `git`,
 //!   `pip`, `terraform`, a `cd` into a folder of the reader's) is not run; the test prints
 //!   them, and counts them.
@@ -76,6 +78,14 @@ fn blocks(page: &str) -> Vec<Block> {
             end += 1;
         }
         let text = lines[start..end.min(lines.len())].join("\n");
+        // A configuration block that names its own path on its first line: `# examples/x.yaml`.
+        let file = file.or_else(|| {
+            lines
+                .get(start)
+                .and_then(|l| l.strip_prefix("# "))
+                .filter(|n| !n.contains(' ') && n.contains('/') && n.ends_with(".yaml"))
+                .map(String::from)
+        });
         out.push(Block {
             lang,
             file,
@@ -140,16 +150,32 @@ fn scratch(page_blocks: &[Block]) -> tempfile::TempDir {
         std::os::unix::fs::symlink(entry.path(), dir.path().join(&name)).expect("link");
     }
     std::fs::create_dir_all(dir.path().join("target")).expect("target");
+    // Only files a command of the page names: a snippet of "your own computeguard.yaml"
+    // must not become the configuration every command of the page finds.
+    let shown: Vec<String> = page_blocks
+        .iter()
+        .filter(|b| b.lang == "console")
+        .flat_map(|b| commands(&b.text).into_iter().map(|(c, _)| c))
+        .collect();
     for b in page_blocks {
         let Some(name) = &b.file else { continue };
-        if b.lang == "console" || root.join(name).exists() {
+        let named = shown.iter().any(|c| {
+            c.split_whitespace()
+                .any(|w| w == name || name.starts_with(&format!("{}/", w.trim_end_matches('/'))))
+        });
+        if b.lang == "console" || root.join(name).exists() || !named {
             continue;
         }
         let path = dir.path().join(name);
-        // Only below the scratch folder itself, never through a link into the repository.
-        let first = Path::new(name).components().next();
-        if first.is_some_and(|c| dir.path().join(c).is_symlink()) {
-            continue;
+        // Never through a link into the repository: a linked folder the file goes into is
+        // replaced by a copy (so paths in it resolve as in a checkout).
+        if let Some(first) = Path::new(name).components().next() {
+            let linked = dir.path().join(first);
+            if linked.is_symlink() {
+                let target = std::fs::read_link(&linked).expect("link");
+                std::fs::remove_file(&linked).expect("unlink");
+                copy_tree(&target, &linked);
+            }
         }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).expect("folder");
@@ -157,6 +183,18 @@ fn scratch(page_blocks: &[Block]) -> tempfile::TempDir {
         std::fs::write(&path, format!("{}\n", b.text)).expect("page file");
     }
     dir
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("folder");
+    for entry in std::fs::read_dir(from).expect("folder").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
 }
 
 /// Runs `cmd` in `dir` through the shell: (exit code, stdout and stderr together).
@@ -250,6 +288,16 @@ fn mask_durations(line: &str) -> String {
 fn normalise(line: &str, scratch: &str) -> String {
     let line = line.replace(scratch, "<dir>");
     let line = mask_after(&line, "sha256:", |c| c.is_ascii_hexdigit(), "<digest>");
+    // A run without --as-of is judged as of today.
+    let line = mask_after(
+        &line,
+        "as of ",
+        |c| c.is_ascii_digit() || c == '-',
+        "<date>",
+    );
+    // Component sizes change with every build: `(1 rule, 1814 KiB)`.
+    let line = mask_after(&line, "rule, ", |c| c.is_ascii_digit(), "<size>");
+    let line = mask_after(&line, "rules, ", |c| c.is_ascii_digit(), "<size>");
     mask_durations(line.trim_end())
 }
 
