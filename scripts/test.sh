@@ -11,9 +11,15 @@ rustc --version
 echo "== format"
 cargo fmt --all -- --check
 
-echo "== tests"
 # No incremental caches in a fresh clone: they only cost disk.
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+
+echo "== lints: clippy (warnings are errors) and the API docs (broken links are errors)"
+# The runtime is a wasm component (built by host/builtins); natively it is not linkable.
+cargo clippy --workspace --exclude computeguard-runtime --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude computeguard-runtime --no-deps
+
+echo "== tests"
 # The runtime is a wasm component (built by host/builtins); natively it is not linkable.
 cargo test --workspace --exclude computeguard-runtime
 

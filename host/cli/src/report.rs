@@ -1,5 +1,5 @@
 //! One report model, several renderers: `text` (people), `json` (machines, the
-//! contract in DESIGN.md), `github` (workflow annotations), `sarif` (code
+//! contract in docs/configuration.md, "Output formats"), `github` (workflow annotations), `sarif` (code
 //! scanning, in `report/sarif.rs`), `junit` (CI test reports, `report/junit.rs`) and
 //! `policyreport` (Kubernetes PolicyReport objects, `report/policyreport.rs`).
 

@@ -13,7 +13,7 @@
 //!   and is being evaluated or written) is never closed; when every candidate is
 //!   answering, the new connection is refused.
 //!
-//! "Quiet" is the time since a byte last moved either way ([`Activity`]), so a client
+//! "Quiet" is the time since a byte last moved either way (`idle::Activity`), so a client
 //! trickling a request body or headers is as evictable as an idle one, and an API
 //! server that sends requests all the time is the last to lose a connection. Eviction
 //! scans the table (at most `maxConnections` entries, under a mutex) only when it is
