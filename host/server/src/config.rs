@@ -110,6 +110,10 @@ pub struct Limits {
     /// `max_connections`): a peer at its limit closes its own quietest connection, so
     /// one pod cannot hold the whole budget. Fixed at start.
     pub max_connections_per_peer: usize,
+    /// New connections a second from one client IP address (default 50, bursts of twice
+    /// that); more are closed on accept, so a client that reopens whatever is closed
+    /// cannot flood the server with TLS handshakes. Fixed at start.
+    pub connection_rate_per_peer: usize,
     /// Time a client has to send a request's body once its headers arrived (default
     /// 10 s); a later body is answered 408 and the connection closed.
     pub body_read_timeout: Duration,
@@ -131,6 +135,7 @@ impl Default for Limits {
             workers: cpus(),
             max_connections: 1024,
             max_connections_per_peer: 256,
+            connection_rate_per_peer: 50,
             body_read_timeout: Duration::from_secs(10),
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
@@ -145,7 +150,7 @@ fn cpus() -> usize {
 }
 
 /// The keys of `webhook.limits`, for error messages.
-const LIMIT_KEYS: &str = "maxRequestBytes, evaluationTimeoutMs, maxInFlight, workers, maxConnections, maxConnectionsPerPeer, headerReadTimeoutMs, bodyReadTimeoutMs, idleTimeoutMs, memoryMiB";
+const LIMIT_KEYS: &str = "maxRequestBytes, evaluationTimeoutMs, maxInFlight, workers, maxConnections, maxConnectionsPerPeer, connectionRatePerPeer, headerReadTimeoutMs, bodyReadTimeoutMs, idleTimeoutMs, memoryMiB";
 
 /// The parsed `webhook:` section.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -414,6 +419,7 @@ fn parse_limits(cfg: &mut WebhookConfig, v: &Value, at: &str) -> Result<(), Conf
             "workers" => cfg.limits.workers = n as usize,
             "maxConnections" => cfg.limits.max_connections = n as usize,
             "maxConnectionsPerPeer" => cfg.limits.max_connections_per_peer = n as usize,
+            "connectionRatePerPeer" => cfg.limits.connection_rate_per_peer = n as usize,
             "bodyReadTimeoutMs" => cfg.limits.body_read_timeout = Duration::from_millis(n),
             "headerReadTimeoutMs" => cfg.limits.header_read_timeout = Duration::from_millis(n),
             "idleTimeoutMs" => cfg.limits.idle_timeout = Duration::from_millis(n),

@@ -11,7 +11,11 @@
 //!   quiet longest;
 //! - only a connection that is *answering* a request (its request has arrived in full
 //!   and is being evaluated or written) is never closed; when every candidate is
-//!   answering, the new connection is refused.
+//!   answering, the new connection is refused;
+//! - one address opens at most `connectionRatePerPeer` new connections a second (a token
+//!   bucket holding two seconds' worth): a client that reopens whatever is closed cannot
+//!   turn eviction into a flood of TLS handshakes, nor close other clients' connections
+//!   faster than that.
 //!
 //! "Quiet" is the time since a byte last moved either way (`idle::Activity`), so a client
 //! trickling a request body or headers is as evictable as an idle one, and an API
@@ -56,6 +60,8 @@ pub enum Refusal {
     /// The peer was at `maxConnectionsPerPeer` and every one of its connections was
     /// answering a request.
     PeerAllBusy,
+    /// The peer opened more than `connectionRatePerPeer` connections a second.
+    PeerRate,
 }
 
 impl Refusal {
@@ -64,6 +70,7 @@ impl Refusal {
         match self {
             Refusal::AllBusy => "all_busy",
             Refusal::PeerAllBusy => "peer_all_busy",
+            Refusal::PeerRate => "peer_rate",
         }
     }
 }
@@ -83,10 +90,20 @@ struct Entry {
     shared: Arc<Shared>,
 }
 
+/// A peer's allowance of new connections.
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+/// Buckets kept before idle ones (full again) are dropped.
+const MAX_BUCKETS: usize = 4096;
+
 struct Inner {
     next_id: u64,
     open: HashMap<u64, Entry>,
     per_peer: HashMap<IpAddr, usize>,
+    buckets: HashMap<IpAddr, Bucket>,
     /// When the last "evicting" warning was logged, and evictions since.
     last_warning: Option<Instant>,
     unlogged_evictions: u64,
@@ -121,6 +138,9 @@ pub(crate) struct Table {
     inner: Mutex<Inner>,
     max: usize,
     max_per_peer: usize,
+    /// New connections a second from one address, and the bucket's size.
+    rate: f64,
+    burst: f64,
     /// How often at most the "evicting" warning is logged.
     warn_every: Duration,
 }
@@ -136,17 +156,23 @@ pub(crate) struct Admitted {
 }
 
 impl Table {
-    pub(crate) fn new(max: usize, max_per_peer: usize) -> Arc<Table> {
+    /// A table of at most `max` connections, `max_per_peer` from one address, which
+    /// opens at most `rate_per_peer` new ones a second (bursts of twice that).
+    pub(crate) fn new(max: usize, max_per_peer: usize, rate_per_peer: usize) -> Arc<Table> {
+        let rate = rate_per_peer.max(1) as f64;
         Arc::new(Table {
             inner: Mutex::new(Inner {
                 next_id: 0,
                 open: HashMap::new(),
                 per_peer: HashMap::new(),
+                buckets: HashMap::new(),
                 last_warning: None,
                 unlogged_evictions: 0,
             }),
             max: max.max(1),
             max_per_peer: max_per_peer.max(1),
+            rate,
+            burst: 2.0 * rate,
             warn_every: Duration::from_secs(10),
         })
     }
@@ -166,6 +192,7 @@ impl Table {
     /// is not answering when the peer or the table is at its limit.
     pub(crate) fn admit(self: &Arc<Self>, peer: IpAddr) -> Result<Admitted, Refusal> {
         let mut inner = self.lock();
+        self.take_token(&mut inner, peer)?;
         let mut evicted = None;
         if inner.per_peer.get(&peer).copied().unwrap_or(0) >= self.max_per_peer {
             let victim = inner.quietest(Some(peer)).ok_or(Refusal::PeerAllBusy)?;
@@ -211,6 +238,31 @@ impl Table {
             evicted,
             warn,
         })
+    }
+}
+
+impl Table {
+    /// Takes one token from `peer`'s bucket, refilled at `rate` a second.
+    fn take_token(&self, inner: &mut Inner, peer: IpAddr) -> Result<(), Refusal> {
+        let now = Instant::now();
+        if inner.buckets.len() >= MAX_BUCKETS {
+            let (rate, burst) = (self.rate, self.burst);
+            inner
+                .buckets
+                .retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * rate < burst);
+        }
+        let bucket = inner.buckets.entry(peer).or_insert(Bucket {
+            tokens: self.burst,
+            at: now,
+        });
+        let refilled = bucket.tokens + now.duration_since(bucket.at).as_secs_f64() * self.rate;
+        bucket.tokens = refilled.min(self.burst);
+        bucket.at = now;
+        if bucket.tokens < 1.0 {
+            return Err(Refusal::PeerRate);
+        }
+        bucket.tokens -= 1.0;
+        Ok(())
     }
 }
 
@@ -260,7 +312,7 @@ mod tests {
 
     #[test]
     fn a_full_table_closes_the_quietest_connection_not_the_newcomer() {
-        let table = Table::new(3, 3);
+        let table = Table::new(3, 3, 1000);
         let a = table.admit(ip(1)).expect("room").slot;
         std::thread::sleep(Duration::from_millis(20));
         let b = table.admit(ip(1)).expect("room").slot;
@@ -285,7 +337,7 @@ mod tests {
 
     #[test]
     fn a_peer_at_its_limit_loses_its_own_quietest_connection() {
-        let table = Table::new(10, 2);
+        let table = Table::new(10, 2, 1000);
         let other = table.admit(ip(9)).expect("room").slot;
         std::thread::sleep(Duration::from_millis(20));
         let first = table.admit(ip(1)).expect("room").slot;
@@ -303,14 +355,14 @@ mod tests {
 
     #[test]
     fn connections_answering_a_request_are_never_closed_and_then_the_newcomer_is_refused() {
-        let table = Table::new(2, 2);
+        let table = Table::new(2, 2, 1000);
         let a = table.admit(ip(1)).expect("room").slot;
         let b = table.admit(ip(2)).expect("room").slot;
         let busy_a = InFlight::new(a.shared.answering.clone());
         let busy_b = InFlight::new(b.shared.answering.clone());
         assert_eq!(table.admit(ip(3)).err(), Some(Refusal::AllBusy));
         assert_eq!(table.admit(ip(1)).err(), Some(Refusal::AllBusy));
-        let table2 = Table::new(10, 1);
+        let table2 = Table::new(10, 1, 1000);
         let p = table2.admit(ip(1)).expect("room").slot;
         let busy_p = InFlight::new(p.shared.answering.clone());
         assert_eq!(table2.admit(ip(1)).err(), Some(Refusal::PeerAllBusy));
@@ -326,8 +378,27 @@ mod tests {
     }
 
     #[test]
+    fn an_address_opening_connections_too_fast_is_refused_and_others_are_not() {
+        // 10 a second: a burst of 20, then one every 100 ms.
+        let table = Table::new(1000, 1000, 10);
+        let mut kept = Vec::new();
+        for _ in 0..20 {
+            kept.push(table.admit(ip(1)).expect("within the burst").slot);
+        }
+        assert_eq!(table.admit(ip(1)).err(), Some(Refusal::PeerRate));
+        assert!(
+            table.admit(ip(2)).is_ok(),
+            "another address has its own bucket"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+        assert!(table.admit(ip(1)).is_ok(), "refilled at 10 a second");
+        assert!(table.admit(ip(1)).is_ok());
+        assert_eq!(table.admit(ip(1)).err(), Some(Refusal::PeerRate));
+    }
+
+    #[test]
     fn a_closed_connection_frees_its_place_and_its_peers_count() {
-        let table = Table::new(2, 1);
+        let table = Table::new(2, 1, 1000);
         let a = table.admit(ip(1)).expect("room").slot;
         assert_eq!(table.open(), 1);
         drop(a);

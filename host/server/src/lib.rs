@@ -82,7 +82,8 @@ pub struct ServeOptions {
     /// Where to serve `/healthz`, `/readyz` and `/metrics` over plain HTTP as well
     /// (none by default; the shipped manifests use `0.0.0.0:8081` and point the
     /// kubelet's probes there). The port has its own connection table
-    /// ([`PROBE_MAX_CONNECTIONS`], [`PROBE_MAX_CONNECTIONS_PER_PEER`]) and answers
+    /// ([`PROBE_MAX_CONNECTIONS`], [`PROBE_MAX_CONNECTIONS_PER_PEER`],
+    /// [`PROBE_CONNECTION_RATE_PER_PEER`]) and answers
     /// nothing else.
     pub probe_addr: Option<SocketAddr>,
 }
@@ -91,6 +92,9 @@ pub struct ServeOptions {
 pub const PROBE_MAX_CONNECTIONS: usize = 64;
 /// Open connections at once on the probe port from one client address.
 pub const PROBE_MAX_CONNECTIONS_PER_PEER: usize = 16;
+/// New connections a second on the probe port from one client address (a kubelet opens
+/// one per probe).
+pub const PROBE_CONNECTION_RATE_PER_PEER: usize = 20;
 
 impl ServeOptions {
     pub fn new(addr: SocketAddr, tls_cert: PathBuf, tls_key: PathBuf) -> Self {
@@ -176,10 +180,16 @@ impl Server {
         let lanes = lanes::Lanes::new(limits.workers, limits.max_in_flight).map_err(|e| {
             ServeError::Load(format!("cannot start the slow lane's threads: {e}").into())
         })?;
-        let connections =
-            connections::Table::new(limits.max_connections, limits.max_connections_per_peer);
-        let probe_connections =
-            connections::Table::new(PROBE_MAX_CONNECTIONS, PROBE_MAX_CONNECTIONS_PER_PEER);
+        let connections = connections::Table::new(
+            limits.max_connections,
+            limits.max_connections_per_peer,
+            limits.connection_rate_per_peer,
+        );
+        let probe_connections = connections::Table::new(
+            PROBE_MAX_CONNECTIONS,
+            PROBE_MAX_CONNECTIONS_PER_PEER,
+            PROBE_CONNECTION_RATE_PER_PEER,
+        );
         Ok(Server {
             state: Arc::new(State {
                 set: ArcSwap::from_pointee(set),
@@ -326,7 +336,7 @@ fn register(
                 .connections_refused
                 .get_or_create(&metrics::ConnectionLabels { port, reason })
                 .inc();
-            debug!(port, %peer, reason, "connection refused: every connection that could make room is answering a request");
+            debug!(port, %peer, reason, "connection refused (all_busy, peer_all_busy: every connection that could make room is answering; peer_rate: the address opens connections faster than connectionRatePerPeer)");
             None
         }
     }

@@ -283,3 +283,43 @@ async fn a_request_body_that_never_arrives_is_answered_408_and_its_connection_cl
     assert!(text.contains("bodyReadTimeoutMs"), "{text}");
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_that_reopens_as_fast_as_it_can_is_slowed_to_its_connection_rate() {
+    // 2 a second, bursts of 4: of 12 connections opened in a row, the holder keeps the
+    // burst and what refilled while it opened them; the rest are closed on accept.
+    let s = start(json!({"webhook": {"limits": {"connectionRatePerPeer": 2}}})).await;
+    let mut opened = 0;
+    let mut refused = 0;
+    let began = Instant::now();
+    for _ in 0..12 {
+        let served = match s.conn_from(HOLDER).await {
+            Ok(mut c) => c.get("/healthz").await.is_ok(),
+            Err(_) => false,
+        };
+        if served {
+            opened += 1;
+        } else {
+            refused += 1;
+        }
+    }
+    let refilled = (began.elapsed().as_secs_f64() * 2.0).ceil() as usize;
+    assert!(
+        opened >= 4 && opened <= 4 + refilled,
+        "{opened} opened in {:?}",
+        began.elapsed()
+    );
+    assert!(refused > 0, "{opened} opened in {:?}", began.elapsed());
+    // Another address is not slowed, and the probes answer.
+    let mut second = s.conn_from(SECOND).await.expect("never refused");
+    assert!(second.get("/healthz").await.is_ok());
+    assert_eq!(s.probe("/readyz").await.0, 200);
+    let metrics = s.metrics().await;
+    assert!(
+        metrics.contains(&format!(
+            r#"computeguard_connections_refused_total{{port="webhook",reason="peer_rate"}} {refused}"#
+        )),
+        "{metrics}"
+    );
+    s.shutdown().await;
+}
