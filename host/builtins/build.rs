@@ -22,7 +22,14 @@ fn main() {
         .canonicalize()
         .expect("workspace root");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
-    for dir in ["guest", "wit", "policies", "Cargo.lock", "Cargo.toml"] {
+    for dir in [
+        "core",
+        "guest",
+        "wit",
+        "policies",
+        "Cargo.lock",
+        "Cargo.toml",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
 

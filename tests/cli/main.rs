@@ -15,6 +15,7 @@ mod formats_tf;
 mod formats_workloads;
 mod init;
 mod inputs;
+mod layout;
 mod sdk;
 mod serve;
 mod suppress;

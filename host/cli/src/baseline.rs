@@ -9,51 +9,15 @@
 //! Identical fingerprints are counted: two identical findings in the baseline
 //! absorb at most two findings. The file format is documented in `docs/ci.md`.
 
-use crate::report::{Finding, ResourceRef};
+use crate::report::fingerprint::{fingerprint, normalize_path};
+use crate::report::{Finding, Report, ResourceRef, SuppressionKind};
 use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Version of the baseline file format.
 pub const VERSION: u32 = 1;
-
-/// The fingerprint of a finding (64 hex digits).
-pub fn fingerprint(f: &Finding) -> String {
-    let mut h = Sha256::new();
-    for part in [
-        "computeguard/v1",
-        f.rule.as_str(),
-        normalize_path(&f.file).as_str(),
-        f.resource.kind.as_str(),
-        f.resource.name.as_str(),
-        f.source_line.as_deref().unwrap_or("").trim(),
-    ] {
-        h.update(part.as_bytes());
-        h.update([0u8]);
-    }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A file path as baselines and SARIF store it: forward slashes, no leading `./`,
-/// relative to the working directory when it is under it.
-pub fn normalize_path(file: &str) -> String {
-    let path = Path::new(file);
-    let rel = if path.is_absolute() {
-        std::env::current_dir()
-            .ok()
-            .and_then(|cwd| path.strip_prefix(&cwd).ok().map(Path::to_path_buf))
-            .unwrap_or_else(|| path.to_path_buf())
-    } else {
-        path.to_path_buf()
-    };
-    let mut s = rel.to_string_lossy().replace('\\', "/");
-    while let Some(rest) = s.strip_prefix("./") {
-        s = rest.to_string();
-    }
-    s
-}
 
 /// One recorded finding. Only `fingerprint` is used for matching; the rest lets a
 /// reviewer read the file.
@@ -77,6 +41,21 @@ pub struct Baseline {
 }
 
 impl Baseline {
+    /// Moves the findings of `report` that are in this baseline (read from `file`) to its
+    /// suppressed ones.
+    pub fn apply(&self, report: &mut Report, file: &str) {
+        let mut matcher = self.matcher();
+        let (old, new): (Vec<Finding>, Vec<Finding>) = std::mem::take(&mut report.findings)
+            .into_iter()
+            .partition(|f| matcher.take(f));
+        report.findings = new;
+        report.suppressed.extend(
+            old.into_iter()
+                .map(|f| f.suppress(SuppressionKind::Baseline, format!("in baseline {file}"))),
+        );
+        report.finish();
+    }
+
     /// A baseline holding `findings`, sorted so that the file diffs well.
     pub fn of<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Baseline {
         let mut entries: Vec<Entry> = findings

@@ -3,6 +3,7 @@
 //! scanning, in `report/sarif.rs`), `junit` (CI test reports, `report/junit.rs`) and
 //! `policyreport` (Kubernetes PolicyReport objects, `report/policyreport.rs`).
 
+pub mod fingerprint;
 mod junit;
 mod policyreport;
 mod sarif;
@@ -489,20 +490,6 @@ impl Report {
             .count();
         s.baselined = self.suppressed.len() - s.suppressed;
         s.estate = Estate::of(&self.findings);
-    }
-
-    /// Moves the findings in `baseline` to the suppressed ones.
-    pub fn apply_baseline(&mut self, baseline: &crate::baseline::Baseline, file: &str) {
-        let mut matcher = baseline.matcher();
-        let (old, new): (Vec<Finding>, Vec<Finding>) = std::mem::take(&mut self.findings)
-            .into_iter()
-            .partition(|f| matcher.take(f));
-        self.findings = new;
-        self.suppressed.extend(
-            old.into_iter()
-                .map(|f| f.suppress(SuppressionKind::Baseline, format!("in baseline {file}"))),
-        );
-        self.finish();
     }
 
     /// What could not be judged (kind `unchecked`), files and documents.

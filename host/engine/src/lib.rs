@@ -37,7 +37,9 @@
 //! - components over [`EngineConfig::max_component_bytes`] are refused before
 //!   they are parsed.
 
+mod bindings;
 mod cache;
+mod imports;
 mod output;
 mod policy;
 mod preinit;
@@ -52,10 +54,11 @@ pub fn digest(bytes: &[u8]) -> String {
     cache::digest(bytes)
 }
 
-pub use policy::{
-    Operation, Policy, PolicyInfo, Request, ResourceRef, Response, RuleInfo, Severity, SourceKind,
+pub use bindings::{
+    Operation, PolicyInfo, Request, ResourceRef, Response, RuleInfo, Severity, SourceKind,
     Violation,
 };
+pub use policy::Policy;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -245,7 +248,7 @@ impl Drop for Shared {
 /// a bug, answered with a trap.
 fn policy_imports(linker: &mut Linker<sandbox::Ctx>) -> wasmtime::Result<()> {
     linker.instance("computeguard:policy/types@0.1.0")?;
-    linker.instance(preinit::PACK_INTERFACE)?.func_wrap(
+    linker.instance(imports::PACK_INTERFACE)?.func_wrap(
         "bytes",
         |_, ()| -> wasmtime::Result<(Vec<u8>,)> {
             Err(wasmtime::format_err!(

@@ -7,7 +7,7 @@
 //! [`OutputLimits`] before anything is copied to the host; then every field is
 //! validated before use.
 
-use crate::policy::{ResourceRef, Response, Severity, Violation};
+use crate::bindings::{GuestError, ResourceRef, Response, Severity, Violation};
 use std::cell::Cell;
 use std::collections::HashSet;
 use wasmtime::component::__internal::{CanonicalAbiInfo, InstanceType, InterfaceType, LiftContext};
@@ -345,8 +345,7 @@ pub(crate) fn check_response(
 }
 
 /// An error's text, cut to `max_string_bytes` and escaped.
-pub(crate) fn error_text(raw: RawError, limits: &OutputLimits) -> crate::policy::GuestError {
-    use crate::policy::GuestError;
+pub(crate) fn error_text(raw: RawError, limits: &OutputLimits) -> GuestError {
     let text = |s: BoundedString| truncate(&s.0, limits.max_string_bytes);
     match raw {
         RawError::InvalidDocument(s) => GuestError::InvalidDocument(text(s)),

@@ -1,5 +1,7 @@
 //! One loaded policy component and its evaluations.
 
+use crate::bindings::{self, GuestError, PolicyInfo, Request, Response};
+use crate::imports::check_imports;
 use crate::output::{self, RawError, RawResponse};
 use crate::sandbox::Ctx;
 use crate::{Engine, EvalError, LoadError, SettingsError, cache, preinit};
@@ -7,55 +9,6 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 use wasmtime::component::{Component, ComponentExportIndex};
 use wasmtime::{AsContextMut, Store};
-
-mod bindings {
-    wasmtime::component::bindgen!({
-        world: "policy",
-        path: "../../wit",
-    });
-}
-
-pub(crate) use bindings::computeguard::policy::types::Error as GuestError;
-pub use bindings::computeguard::policy::types::{
-    Operation, PolicyInfo, Request, ResourceRef, Response, RuleInfo, Severity, SourceKind,
-    Violation,
-};
-
-/// WASI interfaces a policy may import. Everything else is refused at load time.
-/// `computeguard:policy/types` carries only types (no functions); components that
-/// export `evaluator` import it for the types `evaluator` uses.
-const ALLOWED_IMPORTS: &[&str] = &[
-    "wasi:cli/",
-    "wasi:io/",
-    "wasi:clocks/",
-    "wasi:random/",
-    "wasi:filesystem/",
-    "computeguard:policy/types@0.1",
-];
-
-impl Request {
-    /// A request for `document` (JSON text) at `as_of` (`YYYY-MM-DD`), no settings,
-    /// source kind detected by the policy, no admission operation.
-    pub fn new(document: impl Into<String>, as_of: impl Into<String>) -> Self {
-        Request {
-            document: document.into(),
-            source_kind: SourceKind::Unknown,
-            operation: Operation::None,
-            settings: "{}".into(),
-            as_of: as_of.into(),
-        }
-    }
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-}
 
 /// A loaded, pre-instantiated policy component. Cheap to share across threads.
 pub struct Policy {
@@ -201,32 +154,6 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
     policy.declared = info.rules.iter().map(|r| r.id.clone()).collect();
     policy.info = info;
     Ok(policy)
-}
-
-/// Whether a policy may import `name` (see [`check_imports`]).
-pub(crate) fn import_allowed(name: &str, prepared: bool) -> bool {
-    ALLOWED_IMPORTS.iter().any(|p| name.starts_with(p))
-        || (prepared && name == preinit::PACK_INTERFACE)
-}
-
-/// Refuses imports outside [`ALLOWED_IMPORTS`]. A pre-initialised runtime still
-/// imports its pack (the engine's linker answers with a trap: the snapshot never
-/// asks), so `prepared` allows that one interface too.
-fn check_imports(
-    engine: &wasmtime::Engine,
-    component: &Component,
-    origin: &str,
-    prepared: bool,
-) -> Result<(), LoadError> {
-    for (name, _) in component.component_type().imports(engine) {
-        if !import_allowed(name, prepared) {
-            return Err(LoadError::ForbiddenImport {
-                origin: origin.to_string(),
-                import: name.to_string(),
-            });
-        }
-    }
-    Ok(())
 }
 
 impl Policy {
@@ -569,6 +496,7 @@ fn classify(
 mod tests {
     use super::*;
     use crate::EngineConfig;
+    use crate::bindings::SourceKind;
 
     /// The object of the contract's GPU Pod review, as the webhook hands it over.
     fn gpu_pod() -> anyhow::Result<String> {

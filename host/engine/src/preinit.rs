@@ -24,7 +24,7 @@
 //! runtime is one a policy may have; it runs in the same empty sandbox, with the
 //! same memory cap, as an evaluation, and under a 10 s deadline.
 
-use crate::policy::import_allowed;
+use crate::imports::{PACK_INTERFACE, import_allowed};
 use crate::sandbox::Ctx;
 use std::future::Future;
 use std::pin::pin;
@@ -33,8 +33,6 @@ use wasmparser::{Parser, Payload};
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Store, error::Context as _};
 
-/// The interface through which the runtime reads its pack.
-pub(crate) const PACK_INTERFACE: &str = "computeguard:policy/pack@0.1.0";
 /// The runtime export that decodes everything; the snapshot is taken after it.
 const PREPARE: &str = "prepare";
 /// Epoch ticks `prepare` may run before it is stopped (a runaway runtime must not

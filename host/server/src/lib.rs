@@ -29,6 +29,7 @@ pub mod admission;
 pub mod client;
 pub mod config;
 pub mod connections;
+pub mod decision;
 pub mod lanes;
 pub mod metrics;
 pub mod mutate;
@@ -36,7 +37,8 @@ pub mod review;
 pub mod tls;
 
 pub use config::{Enforcement, FailureMode, WebhookConfig};
-pub use review::{Decision, Level, LoadedPolicy, Mode, PolicySet, Verdict};
+pub use decision::{Decision, Mode, Verdict};
+pub use review::{Level, LoadedPolicy, PolicySet};
 
 mod idle;
 

@@ -6,7 +6,7 @@
 //! finding, at the field the finding points to.
 
 use crate::config::WebhookConfig;
-use crate::review::Finding;
+use crate::decision::Finding;
 use computeguard_policy_core::eval::display_name;
 use computeguard_policy_core::model::{Resource, pod_specs};
 use serde_json::{Value, json};

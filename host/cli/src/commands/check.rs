@@ -122,9 +122,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         // Everything found now is adopted (a `--baseline` given too is superseded).
         let all = Baseline::of(&report.findings);
         all.write(path)?;
-        report.apply_baseline(&all, &path.display().to_string());
+        all.apply(&mut report, &path.display().to_string());
     } else if let (Some(b), Some(path)) = (&baseline, &args.baseline) {
-        report.apply_baseline(b, &path.display().to_string());
+        b.apply(&mut report, &path.display().to_string());
     }
     let stdout = std::io::stdout();
     let opts = RenderOptions {

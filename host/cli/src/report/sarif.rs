@@ -5,8 +5,8 @@
 //! code scanning shows them as dismissed instead of open. Files that could not be
 //! checked and skipped files are `invocations[0].toolExecutionNotifications`.
 
+use super::fingerprint::{fingerprint, normalize_path};
 use super::{Finding, RenderOptions, Report, RuleDoc, Severity, SkipKind, SuppressionKind};
-use crate::baseline::{fingerprint, normalize_path};
 use serde_json::{Value, json};
 
 /// The schema URI GitHub and the SARIF tooling recognise.

@@ -172,7 +172,7 @@ mod tests {
 
     #[test]
     fn resource_equals_the_serde_conversion_on_every_json_fixture() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut files = Vec::new();
         for dir in ["tests/fixtures", "examples"] {
             json_files(&root.join(dir), &mut files);

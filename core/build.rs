@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 fn main() {
-    let dir = PathBuf::from(env("CARGO_MANIFEST_DIR")).join("../../policies/catalog");
+    let dir = PathBuf::from(env("CARGO_MANIFEST_DIR")).join("../policies/catalog");
     let mut out = String::new();
     for file in ["skus.yaml", "cuda.yaml", "regions.yaml"] {
         println!("cargo:rerun-if-changed={}", dir.join(file).display());
