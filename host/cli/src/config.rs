@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 pub const FILE_NAME: &str = "computeguard.yaml";
 
 /// A severity override: a level, or `off` (the same type the webhook applies).
-pub use computeguard_server::Level;
+pub use computeguard_policyset::Level;
 
 /// A policy file, optionally pinned: `path.wasm@sha256:<hex>` on the command line or
 /// `{path: ..., digest: sha256:<hex>}` in the config. For a `.wasm` the digest is of
@@ -78,7 +78,7 @@ pub struct Config {
     pub settings: BTreeMap<String, Value>,
     pub ignore: Vec<Ignore>,
     /// The `webhook:` section (used by `computeguard serve`).
-    pub webhook: computeguard_server::WebhookConfig,
+    pub webhook: computeguard_policyset::WebhookConfig,
 }
 
 /// A config error with its line.
@@ -320,7 +320,7 @@ impl Config {
             }
         }
         if let Some(w) = root.get("webhook") {
-            cfg.webhook = computeguard_server::WebhookConfig::from_json(w).map_err(|e| {
+            cfg.webhook = computeguard_policyset::WebhookConfig::from_json(w).map_err(|e| {
                 fail(
                     &format!("/webhook{}", e.pointer),
                     format!("webhook: {}", e.message),

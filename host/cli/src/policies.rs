@@ -8,13 +8,9 @@ use computeguard_engine::{Engine, Policy};
 use serde_json::Value;
 use std::path::Path;
 
-/// A loaded policy and the settings it runs with.
-pub struct Loaded {
-    pub policy: Policy,
-    pub settings: Value,
-    pub settings_text: String,
-    pub builtin: bool,
-}
+/// A loaded policy and the settings it runs with (the policy-set layer's type, shared
+/// with the webhook).
+pub use computeguard_policyset::LoadedPolicy as Loaded;
 
 /// Loads every policy and validates its settings. Errors name the file (and line,
 /// for packs that do not compile).
@@ -85,12 +81,7 @@ fn prepare(policy: Policy, config: &Config, builtin: bool) -> Result<Loaded> {
             .unwrap_or_default();
         anyhow!("{at}{e}")
     })?;
-    Ok(Loaded {
-        settings_text: settings.to_string(),
-        policy,
-        settings,
-        builtin,
-    })
+    Ok(Loaded::new(policy, settings, builtin))
 }
 
 /// Compiles a pack (`.yaml`/`.yml`) or reads a component (`.wasm`) into a component.

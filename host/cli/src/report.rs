@@ -11,38 +11,9 @@ mod sarif;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 
-/// How serious a finding is after configuration overrides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Error,
-    Warning,
-    Info,
-}
-
-impl From<computeguard_engine::Severity> for Severity {
-    fn from(s: computeguard_engine::Severity) -> Self {
-        match s {
-            computeguard_engine::Severity::Error => Severity::Error,
-            computeguard_engine::Severity::Warning => Severity::Warning,
-            computeguard_engine::Severity::Info => Severity::Info,
-        }
-    }
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-    /// Whether `self` is at or above `threshold` (error > warning > info).
-    pub fn at_least(self, threshold: Severity) -> bool {
-        self <= threshold
-    }
-}
+/// How serious a finding is after configuration overrides (the policy-set layer's one
+/// severity type).
+pub use computeguard_policyset::Severity;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ResourceRef {

@@ -1,7 +1,7 @@
 //! Walks paths, decodes files with positions, evaluates every document with every
 //! policy, and maps findings back to file:line.
 
-use crate::config::{Config, Level};
+use crate::config::Config;
 use crate::policies::Loaded;
 use crate::report::{
     FileError, Finding, Report, ResourceRef, Severity, SkipKind, Skipped, SuppressionKind,
@@ -849,12 +849,12 @@ impl Scan<'_> {
                 for v in response.violations {
                     let v_path = format!("{prefix}{}", v.path);
                     let object = object_at(&doc.value, &v_path);
-                    let severity = match self.config.rules.get(&v.rule) {
-                        Some(Level::Off) => continue,
-                        Some(Level::Error) => Severity::Error,
-                        Some(Level::Warning) => Severity::Warning,
-                        Some(Level::Info) => Severity::Info,
-                        None => v.severity.into(),
+                    let Some(severity) = computeguard_policyset::severity_of(
+                        &self.config.rules,
+                        &v.rule,
+                        v.severity.into(),
+                    ) else {
+                        continue;
                     };
                     let span = doc.positions.locate(&v_path);
                     let (line, column) = span.map_or((0, 0), |s| (s.line, s.column));
@@ -937,11 +937,12 @@ impl Scan<'_> {
     /// A `suppression-missing-reason` warning for every `computeguard:ignore` comment
     /// that names no rule or gives no reason (such a comment suppresses nothing).
     fn incomplete_suppressions(&self, name: &str, directives: &Directives, out: &mut FileResult) {
-        let severity = match self.config.rules.get(MISSING_REASON_RULE) {
-            Some(Level::Off) => return,
-            Some(Level::Error) => Severity::Error,
-            Some(Level::Info) => Severity::Info,
-            Some(Level::Warning) | None => Severity::Warning,
+        let Some(severity) = computeguard_policyset::severity_of(
+            &self.config.rules,
+            MISSING_REASON_RULE,
+            Severity::Warning,
+        ) else {
+            return;
         };
         // A rule id no loaded policy declares suppresses nothing: an error at its line,
         // as an unknown id in computeguard.yaml is.

@@ -7,10 +7,12 @@
 //! [`OutputLimits`] before anything is copied to the host; then every field is
 //! validated before use.
 
+mod lift;
+
 use crate::bindings::{GuestError, ResourceRef, Response, Severity, Violation};
+pub(crate) use lift::{BoundedList, BoundedString};
 use std::cell::Cell;
 use std::collections::HashSet;
-use wasmtime::component::__internal::{CanonicalAbiInfo, InstanceType, InterfaceType, LiftContext};
 use wasmtime::component::{ComponentType, Lift};
 
 /// Bounds on one policy answer. Defaults are documented on each field and in
@@ -185,88 +187,6 @@ fn charge_list(len: usize) -> wasmtime::Result<()> {
         .into()),
         _ => Ok(()),
     })
-}
-
-/// The length half of a canonical-ABI pointer pair stored in memory.
-fn memory_len(bytes: &[u8]) -> usize {
-    bytes
-        .get(4..8)
-        .and_then(|b| <[u8; 4]>::try_from(b).ok())
-        .map_or(usize::MAX, |b| u32::from_le_bytes(b) as usize)
-}
-
-/// A `string` whose length is checked against the budget before it is copied.
-pub(crate) struct BoundedString(String);
-
-// SAFETY: the same canonical ABI as `String`, to which every method delegates.
-#[allow(unsafe_code)]
-unsafe impl ComponentType for BoundedString {
-    type Lower = <String as ComponentType>::Lower;
-    const ABI: CanonicalAbiInfo = <String as ComponentType>::ABI;
-    fn typecheck(ty: &InterfaceType, types: &InstanceType<'_>) -> wasmtime::Result<()> {
-        <String as ComponentType>::typecheck(ty, types)
-    }
-}
-
-// SAFETY: delegates to `String`'s lift after checking the length it reads.
-#[allow(unsafe_code)]
-unsafe impl Lift for BoundedString {
-    fn linear_lift_from_flat(
-        cx: &mut LiftContext<'_>,
-        ty: InterfaceType,
-        src: &Self::Lower,
-    ) -> wasmtime::Result<Self> {
-        charge_string(src[1].get_u32() as usize)?;
-        Ok(BoundedString(String::linear_lift_from_flat(cx, ty, src)?))
-    }
-
-    fn linear_lift_from_memory(
-        cx: &mut LiftContext<'_>,
-        ty: InterfaceType,
-        bytes: &[u8],
-    ) -> wasmtime::Result<Self> {
-        charge_string(memory_len(bytes))?;
-        Ok(BoundedString(String::linear_lift_from_memory(
-            cx, ty, bytes,
-        )?))
-    }
-}
-
-/// A `list<T>` whose length is checked against the budget before it is copied.
-pub(crate) struct BoundedList<T>(Vec<T>);
-
-// SAFETY: the same canonical ABI as `Vec<T>`, to which every method delegates.
-#[allow(unsafe_code)]
-unsafe impl<T: ComponentType> ComponentType for BoundedList<T> {
-    type Lower = <Vec<T> as ComponentType>::Lower;
-    const ABI: CanonicalAbiInfo = <Vec<T> as ComponentType>::ABI;
-    fn typecheck(ty: &InterfaceType, types: &InstanceType<'_>) -> wasmtime::Result<()> {
-        <Vec<T> as ComponentType>::typecheck(ty, types)
-    }
-}
-
-// SAFETY: delegates to `Vec<T>`'s lift after checking the length it reads.
-#[allow(unsafe_code)]
-unsafe impl<T: Lift> Lift for BoundedList<T> {
-    fn linear_lift_from_flat(
-        cx: &mut LiftContext<'_>,
-        ty: InterfaceType,
-        src: &Self::Lower,
-    ) -> wasmtime::Result<Self> {
-        charge_list(src[1].get_u32() as usize)?;
-        Ok(BoundedList(Vec::<T>::linear_lift_from_flat(cx, ty, src)?))
-    }
-
-    fn linear_lift_from_memory(
-        cx: &mut LiftContext<'_>,
-        ty: InterfaceType,
-        bytes: &[u8],
-    ) -> wasmtime::Result<Self> {
-        charge_list(memory_len(bytes))?;
-        Ok(BoundedList(Vec::<T>::linear_lift_from_memory(
-            cx, ty, bytes,
-        )?))
-    }
 }
 
 /// Checks a lifted response: counts, string sizes, declared rule ids, JSON-pointer

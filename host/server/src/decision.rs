@@ -4,7 +4,7 @@
 
 use crate::admission::Answer;
 use crate::config::{Enforcement, FailureMode};
-use computeguard_engine::Severity;
+use computeguard_policyset::Severity;
 
 /// How a request was decided, for logs and metrics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

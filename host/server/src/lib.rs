@@ -27,7 +27,8 @@
 
 pub mod admission;
 pub mod client;
-pub mod config;
+/// The `webhook:` section, from the policy-set layer (`computeguard_policyset::webhook`).
+pub use computeguard_policyset::webhook as config;
 pub mod connections;
 pub mod decision;
 pub mod lanes;
@@ -36,9 +37,10 @@ pub mod mutate;
 pub mod review;
 pub mod tls;
 
+pub use computeguard_policyset::Level;
 pub use config::{Enforcement, FailureMode, WebhookConfig};
 pub use decision::{Decision, Mode, Verdict};
-pub use review::{Level, LoadedPolicy, PolicySet};
+pub use review::{LoadedPolicy, PolicySet};
 
 mod idle;
 

@@ -6,47 +6,16 @@ use crate::admission::{Answer, Operation, Review};
 use crate::config::{Enforcement, FailureMode, WebhookConfig};
 use crate::decision::{Decision, Failure, Finding, Mode, Verdict};
 use crate::mutate;
-use computeguard_engine::{Policy, Request, Severity, SourceKind};
+use computeguard_engine::{Request, SourceKind};
 use computeguard_policy_core::model::{self, Source};
+use computeguard_policyset::Severity;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// A rule's configured level (`rules:` in `computeguard.yaml`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    Error,
-    Warning,
-    Info,
-    Off,
-}
+pub use computeguard_policyset::Level;
 
-impl Level {
-    /// Parses `error`, `warning`, `info` or `off`.
-    pub fn parse(s: &str) -> Option<Level> {
-        match s {
-            "error" => Some(Level::Error),
-            "warning" => Some(Level::Warning),
-            "info" => Some(Level::Info),
-            "off" => Some(Level::Off),
-            _ => None,
-        }
-    }
-}
-
-/// A policy and the settings (JSON text, already validated) it runs with.
-pub struct LoadedPolicy {
-    pub policy: Policy,
-    pub settings: String,
-    /// The policy judges only resources that state a compute fact
-    /// ([`model::Resource::declares_compute`]), so a request whose resources state none
-    /// may be admitted without running it. True for computeguard's built-in policies,
-    /// whose every rule needs such a fact (the e2e test
-    /// `plain_workloads_get_the_same_answer_without_a_sandbox` checks the answers are
-    /// unchanged on real workloads); false for any other policy, which then sees every
-    /// workload.
-    pub only_compute_facts: bool,
-}
+pub use computeguard_policyset::LoadedPolicy;
 
 /// Everything one generation of the server evaluates with. Built by a [`crate::Loader`]
 /// and swapped atomically on reload.
@@ -183,7 +152,7 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
     if resources.is_empty() {
         return decided(Decision::skip("no compute declared"));
     }
-    if set.policies.iter().all(|p| p.only_compute_facts)
+    if set.policies.iter().all(LoadedPolicy::only_compute_facts)
         && !resources.iter().any(model::Resource::declares_compute)
     {
         return decided(Decision::skip("no compute fact declared"));
@@ -223,19 +192,19 @@ pub async fn evaluate(
             document: prepared.document.clone(),
             source_kind: SourceKind::Kubernetes,
             operation: prepared.operation,
-            settings: loaded.settings.clone(),
+            settings: loaded.settings_text.clone(),
             as_of: as_of.clone(),
         };
         let name = &loaded.policy.info().name;
         match loaded.policy.evaluate_async(&request, deadline).await {
             Ok(response) => {
                 for v in response.violations {
-                    let severity = match set.levels.get(&v.rule) {
-                        Some(Level::Off) => continue,
-                        Some(Level::Error) => Severity::Error,
-                        Some(Level::Warning) => Severity::Warning,
-                        Some(Level::Info) => Severity::Info,
-                        None => v.severity,
+                    let Some(severity) = computeguard_policyset::severity_of(
+                        &set.levels,
+                        &v.rule,
+                        v.severity.into(),
+                    ) else {
+                        continue;
                     };
                     let enforcement =
                         cfg.enforcement

@@ -46,27 +46,27 @@ impl Loader for FileLoader {
             cache_dir: Some(cache_dir()),
             ..EngineConfig::default()
         })?;
-        let mut policies = vec![LoadedPolicy {
-            policy: engine.load(computeguard_builtins::BUILTINS[0].component, "builtin")?,
-            settings: "{}".into(),
-            only_compute_facts: true,
-        }];
+        let mut policies = vec![LoadedPolicy::new(
+            engine.load(computeguard_builtins::BUILTINS[0].component, "builtin")?,
+            serde_json::json!({}),
+            true,
+        )];
         if v["hostile"] == json!(true) {
-            policies.push(LoadedPolicy {
-                policy: engine.load(
+            policies.push(LoadedPolicy::new(
+                engine.load(
                     computeguard_builtins::test_policies::HOSTILE,
                     "hostile.wasm",
                 )?,
-                settings: "{}".into(),
-                only_compute_facts: false,
-            });
+                serde_json::json!({}),
+                false,
+            ));
         }
         if v["runaway"] == json!(true) {
-            policies.push(LoadedPolicy {
-                policy: engine.load(&runaway_component()?, "runaway.wasm")?,
-                settings: "{}".into(),
-                only_compute_facts: false,
-            });
+            policies.push(LoadedPolicy::new(
+                engine.load(&runaway_component()?, "runaway.wasm")?,
+                serde_json::json!({}),
+                false,
+            ));
         }
         let mut levels = BTreeMap::new();
         if let Some(Value::Object(m)) = v.get("levels") {

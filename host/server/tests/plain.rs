@@ -27,11 +27,11 @@ fn engine() -> Result<Engine, Box<dyn std::error::Error>> {
 
 fn set(engine: &Engine, only_compute_facts: bool) -> Result<PolicySet, Box<dyn std::error::Error>> {
     Ok(PolicySet {
-        policies: vec![LoadedPolicy {
-            policy: engine.load(computeguard_builtins::BUILTINS[0].component, "builtin")?,
-            settings: "{}".into(),
+        policies: vec![LoadedPolicy::new(
+            engine.load(computeguard_builtins::BUILTINS[0].component, "builtin")?,
+            serde_json::json!({}),
             only_compute_facts,
-        }],
+        )],
         levels: BTreeMap::new(),
         webhook: WebhookConfig::from_json(&json!({}))?,
         as_of: Some("2026-11-22".into()),
@@ -134,14 +134,14 @@ fn plain_workloads_get_the_same_answer_without_a_sandbox() -> TestResult {
 fn a_policy_that_sees_every_workload_is_run_on_a_plain_one() -> TestResult {
     let engine = engine()?;
     let mut mixed = set(&engine, true)?;
-    mixed.policies.push(LoadedPolicy {
-        policy: engine.load(
+    mixed.policies.push(LoadedPolicy::new(
+        engine.load(
             computeguard_builtins::test_policies::HOSTILE,
             "hostile.wasm",
         )?,
-        settings: "{}".into(),
-        only_compute_facts: false,
-    });
+        serde_json::json!({}),
+        false,
+    ));
     let body = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
         "request": {"uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"},
             "namespace": "web", "name": "web", "operation": "CREATE", "userInfo": {"username": "t"},

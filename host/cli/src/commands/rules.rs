@@ -2,7 +2,6 @@
 //! configuration's `policies:` and `--policy`), with the severity it is reported at and a
 //! one-line summary.
 
-use crate::config::Level;
 use crate::{Outcome, load_config, policies};
 use std::path::PathBuf;
 
@@ -35,13 +34,9 @@ pub fn run(args: RulesArgs) -> anyhow::Result<Outcome> {
         let info = l.policy.info();
         for r in &info.rules {
             // The level `rules:` in the configuration sets, else the rule's own severity.
-            let severity = match config.rules.get(&r.id) {
-                Some(Level::Off) => "off",
-                Some(Level::Error) => "error",
-                Some(Level::Warning) => "warning",
-                Some(Level::Info) => "info",
-                None => r.severity.as_str(),
-            };
+            let severity =
+                computeguard_policyset::severity_of(&config.rules, &r.id, r.severity.into())
+                    .map_or("off", |s| s.as_str());
             rows.push((
                 r.id.clone(),
                 severity,
@@ -52,12 +47,12 @@ pub fn run(args: RulesArgs) -> anyhow::Result<Outcome> {
     }
     rows.push((
         crate::suppress::MISSING_REASON_RULE.to_string(),
-        match config.rules.get(crate::suppress::MISSING_REASON_RULE) {
-            Some(Level::Off) => "off",
-            Some(Level::Error) => "error",
-            Some(Level::Info) => "info",
-            Some(Level::Warning) | None => "warning",
-        },
+        computeguard_policyset::severity_of(
+            &config.rules,
+            crate::suppress::MISSING_REASON_RULE,
+            crate::report::Severity::Warning,
+        )
+        .map_or("off", |s| s.as_str()),
         "computeguard".to_string(),
         crate::suppress::MISSING_REASON_DESCRIPTION.to_string(),
     ));

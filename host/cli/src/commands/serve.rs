@@ -102,16 +102,9 @@ impl Loader for CliLoader {
             *w = Self::files(&config, &self.extra);
         }
         Ok(PolicySet {
-            policies: loaded
-                .into_iter()
-                .map(|l| computeguard_server::LoadedPolicy {
-                    policy: l.policy,
-                    settings: l.settings_text,
-                    // Every built-in rule needs a compute fact; other policies see every
-                    // workload.
-                    only_compute_facts: l.builtin,
-                })
-                .collect(),
+            // The same loaded policies `check` runs: every built-in rule needs a compute
+            // fact, other policies see every workload (`only_compute_facts`).
+            policies: loaded,
             levels,
             webhook,
             as_of: config.as_of.clone(),

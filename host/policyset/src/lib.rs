@@ -1,0 +1,168 @@
+//! The policy-set layer: what `computeguard check` and `computeguard serve` share above
+//! the engine.
+//!
+//! - [`Severity`]: how serious a finding is, the one type both front ends report in;
+//! - [`Level`]: what `rules:` in `computeguard.yaml` sets for a rule, and
+//!   [`severity_of`], the one place a configured level changes a policy's severity;
+//! - [`webhook`]: the `webhook:` section (enforcement, failure mode, exclusions,
+//!   mutations, limits), parsed the same way wherever the file is read.
+//!
+//! The CLI adds file:line, suppressions, baselines and renderers on top; the server adds
+//! enforcement and the admission answer.
+
+pub mod webhook;
+
+pub use webhook::{Enforcement, FailureMode, WebhookConfig};
+
+/// A loaded policy and the settings it runs with, as both front ends hold it.
+pub struct LoadedPolicy {
+    /// The compiled, pre-instantiated component.
+    pub policy: computeguard_engine::Policy,
+    /// Its settings, validated by the policy when it was loaded.
+    pub settings: serde_json::Value,
+    /// The same settings as the JSON text every request carries.
+    pub settings_text: String,
+    /// One of computeguard's built-in policies (documented under `docs/rules/`).
+    pub builtin: bool,
+}
+
+impl LoadedPolicy {
+    /// A policy with `settings` (already validated).
+    pub fn new(
+        policy: computeguard_engine::Policy,
+        settings: serde_json::Value,
+        builtin: bool,
+    ) -> Self {
+        LoadedPolicy {
+            settings_text: settings.to_string(),
+            policy,
+            settings,
+            builtin,
+        }
+    }
+
+    /// The policy judges only resources that state a compute fact
+    /// (`Resource::declares_compute` in the core), so a request whose resources state
+    /// none may be answered without running it. True for the built-in policies, whose
+    /// every rule needs such a fact (the webhook's e2e test
+    /// `plain_workloads_get_the_same_answer_without_a_sandbox` holds the answers equal);
+    /// false for any other policy, which then sees every workload.
+    pub fn only_compute_facts(&self) -> bool {
+        self.builtin
+    }
+}
+
+/// How serious a finding is, after the configuration's overrides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Fails a check (exit code 1); denied by the webhook unless configured otherwise.
+    Error,
+    /// Reported; admitted with a warning by the webhook.
+    Warning,
+    /// Reported; audited (logged and counted) by the webhook.
+    Info,
+}
+
+impl Severity {
+    /// `error`, `warning` or `info`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+
+    /// Whether `self` is at or above `threshold` (error > warning > info).
+    pub fn at_least(self, threshold: Severity) -> bool {
+        self <= threshold
+    }
+}
+
+impl From<computeguard_engine::Severity> for Severity {
+    fn from(s: computeguard_engine::Severity) -> Self {
+        match s {
+            computeguard_engine::Severity::Error => Severity::Error,
+            computeguard_engine::Severity::Warning => Severity::Warning,
+            computeguard_engine::Severity::Info => Severity::Info,
+        }
+    }
+}
+
+/// A rule's configured level (`rules:` in `computeguard.yaml`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// Report the rule's findings as errors.
+    Error,
+    /// Report them as warnings.
+    Warning,
+    /// Report them as infos.
+    Info,
+    /// Do not report them.
+    Off,
+}
+
+impl Level {
+    /// Parses `error`, `warning`, `info` or `off`.
+    pub fn parse(s: &str) -> Option<Level> {
+        match s {
+            "error" => Some(Level::Error),
+            "warning" => Some(Level::Warning),
+            "info" => Some(Level::Info),
+            "off" => Some(Level::Off),
+            _ => None,
+        }
+    }
+
+    /// The severity this level reports a finding at; `None` when the rule is off.
+    pub fn severity(self) -> Option<Severity> {
+        match self {
+            Level::Off => None,
+            Level::Error => Some(Severity::Error),
+            Level::Warning => Some(Severity::Warning),
+            Level::Info => Some(Severity::Info),
+        }
+    }
+}
+
+/// The severity of a finding of `rule` reported at `reported`, given the configured
+/// levels: the configured level when there is one, else what the policy said; `None`
+/// when the rule is off.
+pub fn severity_of(
+    levels: &std::collections::BTreeMap<String, Level>,
+    rule: &str,
+    reported: Severity,
+) -> Option<Severity> {
+    match levels.get(rule) {
+        Some(level) => level.severity(),
+        None => Some(reported),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_configured_level_replaces_the_reported_severity_and_off_drops_it() {
+        let mut levels = BTreeMap::new();
+        levels.insert("a".to_string(), Level::Error);
+        levels.insert("b".to_string(), Level::Off);
+        assert_eq!(
+            severity_of(&levels, "a", Severity::Info),
+            Some(Severity::Error)
+        );
+        assert_eq!(severity_of(&levels, "b", Severity::Error), None);
+        assert_eq!(
+            severity_of(&levels, "c", Severity::Warning),
+            Some(Severity::Warning)
+        );
+        assert!(Severity::Error.at_least(Severity::Warning));
+        assert!(!Severity::Info.at_least(Severity::Warning));
+        assert_eq!(Level::parse("off"), Some(Level::Off));
+        assert_eq!(Level::parse("fatal"), None);
+    }
+}
