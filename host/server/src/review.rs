@@ -388,3 +388,43 @@ fn validate_answer(
         patch: None,
     }
 }
+
+/// The failure mode's answer for a request turned away because `maxInFlight`
+/// evaluations were running.
+pub(crate) fn overloaded(set: &PolicySet, mode: Mode) -> Answer {
+    unjudged(
+        set,
+        mode,
+        503,
+        "computeguard is overloaded: webhook.limits.maxInFlight requests are already being evaluated",
+    )
+}
+
+/// The failure mode's answer for a request whose evaluation ran past
+/// `evaluationTimeoutMs` (or panicked).
+pub(crate) fn timed_out(set: &PolicySet, mode: Mode) -> Answer {
+    unjudged(
+        set,
+        mode,
+        504,
+        "computeguard could not finish the evaluation within webhook.limits.evaluationTimeoutMs",
+    )
+}
+
+/// The failure mode's answer for a request nothing could judge.
+fn unjudged(set: &PolicySet, mode: Mode, code: u16, message: &str) -> Answer {
+    match (mode, set.webhook.failure_policy.0) {
+        (Mode::Validate, FailureMode::Fail) if !set.webhook.dry_run => Answer {
+            allowed: false,
+            status: Some((code, format!("{message} (failurePolicy Fail)"))),
+            ..Answer::default()
+        },
+        _ => Answer {
+            allowed: true,
+            warnings: vec![format!(
+                "{message}; admitted unchecked (failurePolicy Ignore)"
+            )],
+            ..Answer::default()
+        },
+    }
+}
