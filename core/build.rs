@@ -3,7 +3,7 @@
 //! Every row keeps the source ids of the facts it carries.
 
 // A build script reports failure by panicking; that is its interface to cargo.
-#![allow(clippy::unwrap_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_yaml_ng::Value;
 use std::fmt::Write as _;

@@ -12,6 +12,9 @@
 //! `tests/fixtures/`, `../shared/corpus/`.
 //! Results: docs/benchmarks.md.
 
+// Test code: a helper that cannot do its job fails the test with the reason.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 use computeguard_benches::{AS_OF, check_corpus, release_binary, temp_dir, workspace_root};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::path::Path;

@@ -16,6 +16,9 @@
 //!
 //! Results: docs/benchmarks.md.
 
+// Test code: a helper that cannot do its job fails the test with the reason.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 use computeguard_benches::{
     AS_OF, BUILTIN_PACK, BUILTIN_PACK_PATH, DOCUMENTS, EMPTY_DOCUMENT, temp_dir,
 };

@@ -8,7 +8,7 @@
 //! `wasm32-wasip2` target is missing, it is installed with rustup.
 
 // A build script reports failure by panicking; that is its interface to cargo.
-#![allow(clippy::unwrap_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,6 +1,9 @@
 //! The example's error paths. Evaluation itself is tested end to end, against the
 //! exported built-in component and the other hosts, by `scripts/test-embedding.sh`.
 
+// Test code: a helper that cannot do its job fails the test with the reason.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 use std::process::{Command, Output};
 
 fn run(args: &[&str]) -> Output {

@@ -4,6 +4,8 @@
 //!   `computeguard build` composes it with a user's pack.
 //! - [`BUILTINS`]: one finished policy component per pack in `policies/`.
 
+#![deny(missing_docs)]
+
 /// One built-in policy component.
 #[derive(Debug)]
 pub struct Builtin {

@@ -79,6 +79,8 @@
 //! further limited to 255 levels by the parser. JSON has no aliases, so its size is bounded by
 //! the text; its nesting is limited to 128 levels by `serde_json`.
 
+#![deny(missing_docs)]
+
 mod bicep;
 mod error;
 #[doc(hidden)]

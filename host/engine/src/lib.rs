@@ -162,9 +162,10 @@ pub enum EvalError {
     /// The policy returned an error result.
     #[error("policy `{policy}`: {reason}")]
     Policy { policy: String, reason: String },
-    /// The policy asked for more memory than the sandbox allows.
+    /// The policy asked for more memory than the sandbox allows. The message names no
+    /// front end's setting; `check` and the webhook each add their own way to raise it.
     #[error(
-        "policy `{policy}` ran out of its {} sandbox memory{document}; raise the memory limit (`check --memory-limit-mib`, or `webhook.limits.memoryMiB` for the webhook) or split the input",
+        "policy `{policy}` ran out of its {} sandbox memory{document}; raise the sandbox's memory limit or split the input",
         human_bytes(*limit)
     )]
     MemoryLimit {

@@ -10,6 +10,8 @@
 //! The CLI adds file:line, suppressions, baselines and renderers on top; the server adds
 //! enforcement and the admission answer.
 
+#![deny(missing_docs)]
+
 pub mod webhook;
 
 pub use webhook::{Enforcement, FailureMode, WebhookConfig};

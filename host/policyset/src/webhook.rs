@@ -17,6 +17,7 @@ pub enum Enforcement {
 }
 
 impl Enforcement {
+    /// Parses `deny`, `warn` or `audit`.
     pub fn parse(s: &str) -> Option<Enforcement> {
         match s {
             "deny" => Some(Enforcement::Deny),
@@ -26,6 +27,7 @@ impl Enforcement {
         }
     }
 
+    /// `deny`, `warn` or `audit`.
     pub fn as_str(self) -> &'static str {
         match self {
             Enforcement::Deny => "deny",
@@ -45,6 +47,7 @@ pub enum FailureMode {
 }
 
 impl FailureMode {
+    /// Parses `Fail` or `Ignore`.
     pub fn parse(s: &str) -> Option<FailureMode> {
         match s {
             "Fail" => Some(FailureMode::Fail),
@@ -168,7 +171,9 @@ pub struct WebhookConfig {
     pub exclude_namespaces: Vec<String>,
     /// Objects carrying any of these labels (key and value) are admitted at once.
     pub exclude_labels: BTreeMap<String, String>,
+    /// Opt-in mutations (`webhook.mutations`).
     pub mutations: Mutations,
+    /// Request and connection limits (`webhook.limits`).
     pub limits: Limits,
 }
 
@@ -188,7 +193,9 @@ impl Default for FailureModeDefault {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct ConfigError {
+    /// JSON pointer of the problem below `/webhook`.
     pub pointer: String,
+    /// What was wrong and what was expected.
     pub message: String,
 }
 

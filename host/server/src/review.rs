@@ -239,7 +239,12 @@ pub async fn evaluate(
                 failures.push(Failure {
                     policy: name.clone(),
                     kind: e.kind(),
-                    message: e.to_string(),
+                    message: match &e {
+                        computeguard_engine::EvalError::MemoryLimit { .. } => {
+                            format!("{e} (webhook.limits.memoryMiB)")
+                        }
+                        _ => e.to_string(),
+                    },
                     mode: cfg.failure_mode(name),
                 });
             }

@@ -1,6 +1,9 @@
 //! End-to-end: the real server with a self-signed certificate, real AdmissionReview
 //! payloads over HTTPS, the built-in policy component, and the full response checked.
 
+// Test code: a helper that cannot do its job fails the test with the reason.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 use bytes::Bytes;
 use computeguard_engine::{Engine, EngineConfig};
 use computeguard_server::client::{Connection, tls_config};

@@ -296,3 +296,17 @@ async fn control_characters_in_a_policy_message_are_escaped_before_kubectl_shows
     assert!(w.iter().all(|w| !w.chars().any(char::is_control)), "{r}");
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_out_of_memory_is_answered_naming_the_webhooks_own_limit() {
+    // The engine's message names no front end's setting; the webhook adds its own key.
+    let s = start(json!({"hostile": true})).await;
+    let mut c = s.conn().await;
+    let r = answer(&mut c, "/validate", hostile_review("oom", "alloc")).await;
+    assert_eq!(r["allowed"], false, "failurePolicy Fail: {r}");
+    let msg = r["status"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("sandbox memory"), "{msg}");
+    assert!(msg.contains("(webhook.limits.memoryMiB)"), "{msg}");
+    assert!(!msg.contains("--memory-limit-mib"), "{msg}");
+    s.shutdown().await;
+}
