@@ -8,7 +8,8 @@
 
 pub mod baseline;
 mod commands;
-pub mod config;
+/// `computeguard.yaml`, from the policy-set layer (`computeguard_policyset::config`).
+pub use computeguard_policyset::config;
 pub mod policies;
 pub mod progress;
 pub mod report;
@@ -142,9 +143,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Validates a `YYYY-MM-DD` date.
 pub fn parse_date(s: &str) -> Result<String, String> {
-    chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
-        .map(|d| d.format("%Y-%m-%d").to_string())
-        .map_err(|_| format!("`{s}` is not a date; expected YYYY-MM-DD"))
+    config::parse_date(s)
 }
 
 /// Today's date in UTC.
@@ -159,11 +158,11 @@ pub fn today() -> String {
 /// working directory, else defaults.
 pub fn load_config(explicit: Option<&PathBuf>) -> anyhow::Result<config::Config> {
     match explicit {
-        Some(p) => config::Config::load(p),
+        Some(p) => Ok(config::Config::load(p)?),
         None => {
             let cwd = std::env::current_dir()?;
             match config::Config::discover(&cwd) {
-                Some(p) => config::Config::load(&p),
+                Some(p) => Ok(config::Config::load(&p)?),
                 None => Ok(config::Config::default()),
             }
         }

@@ -53,7 +53,10 @@ pub fn load_all(engine: &Engine, config: &Config, extra: &[PolicyRef]) -> Result
         .iter()
         .flat_map(|l| l.policy.info().rules.iter().map(|r| r.id.clone()))
         .collect();
-    if let Some((id, line)) = config.unknown_rules(&known).first() {
+    // computeguard's own rule (an incomplete suppression) may be configured too.
+    let mut configurable = known.clone();
+    configurable.push(crate::suppress::MISSING_REASON_RULE.to_string());
+    if let Some((id, line)) = config.unknown_rules(&configurable).first() {
         let file = config
             .path
             .as_ref()

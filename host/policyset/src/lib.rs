@@ -4,14 +4,16 @@
 //! - [`Severity`]: how serious a finding is, the one type both front ends report in;
 //! - [`Level`]: what `rules:` in `computeguard.yaml` sets for a rule, and
 //!   [`severity_of`], the one place a configured level changes a policy's severity;
-//! - [`webhook`]: the `webhook:` section (enforcement, failure mode, exclusions,
-//!   mutations, limits), parsed the same way wherever the file is read.
+//! - [`config`]: `computeguard.yaml` (`asOf`, regions, rule levels, extra policies,
+//!   settings, `ignore:`, and the [`webhook`] section: enforcement, failure mode,
+//!   exclusions, mutations, limits), read the same way by `check` and `serve`.
 //!
 //! The CLI adds file:line, suppressions, baselines and renderers on top; the server adds
 //! enforcement and the admission answer.
 
 #![deny(missing_docs)]
 
+pub mod config;
 pub mod webhook;
 
 pub use webhook::{Enforcement, FailureMode, WebhookConfig};

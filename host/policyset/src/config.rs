@@ -1,7 +1,6 @@
 //! `computeguard.yaml`: the project configuration. Every key is optional; see
 //! `docs/configuration.md` for the defaults.
 
-use anyhow::{Context as _, Result};
 use computeguard_decode::decode_yaml;
 use computeguard_policy_core::region;
 use serde_json::{Map, Value};
@@ -12,14 +11,20 @@ use std::path::{Path, PathBuf};
 pub const FILE_NAME: &str = "computeguard.yaml";
 
 /// A severity override: a level, or `off` (the same type the webhook applies).
-pub use computeguard_policyset::Level;
+pub use crate::Level;
+
+/// What reading `computeguard.yaml` returns: the configuration, or the problem at its
+/// file and line.
+pub type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
 /// A policy file, optionally pinned: `path.wasm@sha256:<hex>` on the command line or
 /// `{path: ..., digest: sha256:<hex>}` in the config. For a `.wasm` the digest is of
 /// the component bytes; for a `.yaml` pack, of the pack source.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PolicyRef {
+    /// The file, relative to the config file's folder when named there.
     pub path: PathBuf,
+    /// `sha256:<hex>` the file must have, when pinned.
     pub digest: Option<String>,
 }
 
@@ -53,11 +58,14 @@ fn check_digest(d: &str) -> Result<String, String> {
 /// A config `ignore:` entry.
 #[derive(Clone, Debug)]
 pub struct Ignore {
+    /// The rule id the entry silences.
     pub rule: String,
+    /// Files the entry covers (globs relative to the config file's folder).
     pub paths: globset::GlobSet,
     /// RFC 6901 JSON pointer: only findings at this field or below it (for JSON files,
     /// which have no comments for inline suppressions).
     pub pointer: Option<String>,
+    /// Why, for reviewers (required).
     pub reason: String,
 }
 
@@ -66,9 +74,13 @@ pub struct Ignore {
 pub struct Config {
     /// Where the file was read from (None: defaults).
     pub path: Option<PathBuf>,
+    /// The evaluation date (`asOf`), `YYYY-MM-DD`.
     pub as_of: Option<String>,
+    /// Allowed regions (`regions.allowed`), as written.
     pub regions_allowed: Vec<String>,
+    /// Allowed geographies (`regions.allowedGeographies`).
     pub allowed_geographies: Vec<String>,
+    /// Levels by rule id (`rules:`).
     pub rules: BTreeMap<String, Level>,
     /// Line of each `rules:` and `ignore:` rule id, for "unknown rule" errors.
     pub rule_lines: Vec<(String, u32)>,
@@ -76,21 +88,22 @@ pub struct Config {
     pub policies: Vec<PolicyRef>,
     /// Settings per policy name (built-in regions settings are derived from `regions`).
     pub settings: BTreeMap<String, Value>,
+    /// `ignore:` entries.
     pub ignore: Vec<Ignore>,
     /// The `webhook:` section (used by `computeguard serve`).
-    pub webhook: computeguard_policyset::WebhookConfig,
+    pub webhook: crate::WebhookConfig,
 }
 
-/// A config error with its line.
-#[derive(Debug)]
+/// A problem in `computeguard.yaml`, with its file and line, and what was expected.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct ConfigError(pub String);
 
-impl std::error::Error for ConfigError {}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// `YYYY-MM-DD`, checked and normalised (`asOf`, `--as-of`).
+pub fn parse_date(s: &str) -> std::result::Result<String, String> {
+    chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
+        .map(|d| d.format("%Y-%m-%d").to_string())
+        .map_err(|_| format!("`{s}` is not a date; expected YYYY-MM-DD"))
 }
 
 impl Config {
@@ -105,10 +118,11 @@ impl Config {
     /// Reads and validates a config file. Errors name the file and line.
     pub fn load(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config `{}`", path.display()))?;
+            .map_err(|e| ConfigError(format!("cannot read config `{}`: {e}", path.display())))?;
         Self::parse(path, &text)
     }
 
+    /// Parses the text of a config file at `path` (for positions in errors).
     pub fn parse(path: &Path, text: &str) -> Result<Config> {
         let file = path.display().to_string();
         let docs = decode_yaml(text)
@@ -125,8 +139,8 @@ impl Config {
             pos.locate(ptr)
                 .map_or(String::new(), |s| format!(":{}:{}", s.line, s.column))
         };
-        let fail = |ptr: &str, msg: String| -> anyhow::Error {
-            ConfigError(format!("{file}{}: {msg}", at(ptr))).into()
+        let fail = |ptr: &str, msg: String| -> ConfigError {
+            ConfigError(format!("{file}{}: {msg}", at(ptr)))
         };
         let Some(root) = doc.value.as_object() else {
             return Err(fail("", "the configuration must be a mapping".into()));
@@ -150,7 +164,7 @@ impl Config {
                 .as_str()
                 .map(str::to_string)
                 .unwrap_or_else(|| v.to_string());
-            crate::parse_date(&s).map_err(|e| fail("/asOf", e))?;
+            parse_date(&s).map_err(|e| fail("/asOf", e))?;
             cfg.as_of = Some(s);
         }
         if let Some(r) = root.get("regions") {
@@ -320,7 +334,7 @@ impl Config {
             }
         }
         if let Some(w) = root.get("webhook") {
-            cfg.webhook = computeguard_policyset::WebhookConfig::from_json(w).map_err(|e| {
+            cfg.webhook = crate::WebhookConfig::from_json(w).map_err(|e| {
                 fail(
                     &format!("/webhook{}", e.pointer),
                     format!("webhook: {}", e.message),
@@ -385,7 +399,7 @@ impl Config {
     pub fn unknown_rules<'a>(&'a self, known: &[String]) -> Vec<(&'a str, u32)> {
         self.rule_lines
             .iter()
-            .filter(|(id, _)| !known.contains(id) && id != crate::suppress::MISSING_REASON_RULE)
+            .filter(|(id, _)| !known.contains(id))
             .map(|(id, line)| (id.as_str(), *line))
             .collect()
     }
