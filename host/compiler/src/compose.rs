@@ -19,10 +19,13 @@ pub const EVALUATOR_INTERFACE: &str = "computeguard:policy/evaluator@0.1.0";
 /// Why composition failed (a broken runtime component, not user input).
 #[derive(Debug, thiserror::Error)]
 pub enum ComposeError {
+    /// The component generated for the pack does not validate.
     #[error("the generated pack component is invalid: {0}")]
     PackComponent(String),
+    /// The CEL runtime component could not be read as a component.
     #[error("the runtime component could not be loaded: {0}")]
     Runtime(String),
+    /// Linking the pack into the runtime failed.
     #[error("composition failed: {0}")]
     Graph(String),
 }

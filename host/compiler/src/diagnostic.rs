@@ -6,12 +6,15 @@ use std::fmt;
 /// A problem at a place in a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The file, as shown to the user.
     pub file: String,
     /// 1-based; 0 when the problem has no line (e.g. an unreadable file).
     pub line: u32,
     /// 1-based; 0 when unknown.
     pub column: u32,
+    /// What is wrong, and what was expected.
     pub message: String,
+    /// How to fix it, when there is a likely fix.
     pub help: Option<String>,
     /// The text of `line`, for the code frame.
     pub source_line: Option<String>,
@@ -33,6 +36,7 @@ impl Diagnostic {
         }
     }
 
+    /// The same diagnostic with a `help` line.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self

@@ -15,6 +15,8 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+#![deny(missing_docs)]
+
 mod check;
 mod compose;
 mod diagnostic;

@@ -13,18 +13,24 @@ use sha2::{Digest, Sha256};
 /// A pack that compiled, with its own test cases.
 #[derive(Clone, Debug)]
 pub struct CompiledPack {
+    /// The checked, pre-parsed pack the runtime reads.
     pub pack: Pack,
+    /// Its `tests:`, for `computeguard test`.
     pub tests: Vec<PackTest>,
 }
 
 /// One `tests:` entry of a pack.
 #[derive(Clone, Debug)]
 pub struct PackTest {
+    /// Shown in the test output.
     pub name: String,
+    /// The document the test evaluates.
     pub document: TestDocument,
     /// Rule ids expected to fire (order does not matter; each at least once).
     pub expect: Vec<String>,
+    /// Settings for this test (default `{}`).
     pub settings: Option<Value>,
+    /// The evaluation date (default: today).
     pub as_of: Option<String>,
     /// Line of the test in the pack file.
     pub line: u32,
@@ -33,6 +39,7 @@ pub struct PackTest {
 /// Where a test's document comes from.
 #[derive(Clone, Debug)]
 pub enum TestDocument {
+    /// Written in the pack.
     Inline(Value),
     /// A path relative to the pack file.
     File(String),

@@ -2,6 +2,7 @@
 //! and the helpers the host adds to them. Every other module takes them from here, so
 //! the generated code has one home and no module imports another for its types.
 
+#[allow(missing_docs)] // generated from wit/policy.wit, whose comments document the types
 mod generated {
     wasmtime::component::bindgen!({
         world: "policy",
@@ -31,6 +32,7 @@ impl Request {
 }
 
 impl Severity {
+    /// `error`, `warning` or `info`.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",

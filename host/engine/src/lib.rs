@@ -37,6 +37,8 @@
 //! - components over [`EngineConfig::max_component_bytes`] are refused before
 //!   they are parsed.
 
+#![deny(missing_docs)]
+
 mod bindings;
 mod cache;
 mod imports;
@@ -127,24 +129,58 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
+    /// The bytes are not a valid WebAssembly component.
     #[error("`{origin}` is not a valid policy component: {reason}")]
-    Invalid { origin: String, reason: String },
+    Invalid {
+        /// Where the component came from: its path, or `builtin:NAME`.
+        origin: String,
+        /// What went wrong, as the layer below said it.
+        reason: String,
+    },
+    /// The component imports an interface outside the allowed WASI set.
     #[error("`{origin}` imports `{import}`, which computeguard does not provide to policies")]
-    ForbiddenImport { origin: String, import: String },
+    ForbiddenImport {
+        /// Where the component came from: its path, or `builtin:NAME`.
+        origin: String,
+        /// The import computeguard refused.
+        import: String,
+    },
+    /// The component does not export `computeguard:policy/evaluator`.
     #[error("`{origin}` does not export the computeguard:policy/evaluator interface: {reason}")]
-    NotAPolicy { origin: String, reason: String },
+    NotAPolicy {
+        /// Where the component came from: its path, or `builtin:NAME`.
+        origin: String,
+        /// What went wrong, as the layer below said it.
+        reason: String,
+    },
+    /// The component's `metadata` call failed.
     #[error("`{origin}`: metadata call failed: {reason}")]
-    Metadata { origin: String, reason: String },
+    Metadata {
+        /// Where the component came from: its path, or `builtin:NAME`.
+        origin: String,
+        /// What went wrong, as the layer below said it.
+        reason: String,
+    },
+    /// The settings schema the policy declares is not a valid JSON Schema.
     #[error("`{origin}`: its settings schema is not a valid JSON Schema: {reason}")]
-    Schema { origin: String, reason: String },
+    Schema {
+        /// Where the component came from: its path, or `builtin:NAME`.
+        origin: String,
+        /// What went wrong, as the layer below said it.
+        reason: String,
+    },
+    /// The component is larger than `EngineConfig::max_component_bytes`.
     #[error(
         "`{origin}` is {} ({size} bytes), over the {} limit for a policy component (EngineConfig::max_component_bytes); refusing to compile it",
         human_bytes(*size),
         human_bytes(*limit)
     )]
     TooLarge {
+        /// Where the component came from: its path, or `builtin:NAME`.
         origin: String,
+        /// The component's size in bytes.
         size: usize,
+        /// The limit in bytes.
         limit: usize,
     },
 }
@@ -155,13 +191,28 @@ pub enum LoadError {
 pub enum EvalError {
     /// The policy ran past its deadline and was stopped.
     #[error("policy `{policy}` exceeded its {deadline:?} deadline and was stopped")]
-    Timeout { policy: String, deadline: Duration },
+    Timeout {
+        /// The policy's name.
+        policy: String,
+        /// The deadline it ran past.
+        deadline: Duration,
+    },
     /// The policy trapped (a bug in the policy, or it hit the memory cap).
     #[error("policy `{policy}` trapped: {reason}")]
-    Trap { policy: String, reason: String },
+    Trap {
+        /// The policy's name.
+        policy: String,
+        /// What went wrong, as the layer below said it.
+        reason: String,
+    },
     /// The policy returned an error result.
     #[error("policy `{policy}`: {reason}")]
-    Policy { policy: String, reason: String },
+    Policy {
+        /// The policy's name.
+        policy: String,
+        /// What went wrong, as the layer below said it.
+        reason: String,
+    },
     /// The policy asked for more memory than the sandbox allows. The message names no
     /// front end's setting; `check` and the webhook each add their own way to raise it.
     #[error(
@@ -169,7 +220,9 @@ pub enum EvalError {
         human_bytes(*limit)
     )]
     MemoryLimit {
+        /// The policy's name.
         policy: String,
+        /// The sandbox's memory limit in bytes.
         limit: usize,
         /// ` (the document is 200 MiB as JSON)`, or empty.
         document: String,
@@ -177,10 +230,20 @@ pub enum EvalError {
     /// The policy returned an answer the host refuses (too large, undeclared rule id,
     /// a path that is not a JSON pointer). See [`OutputLimits`].
     #[error("policy `{policy}` returned an answer computeguard refuses: {reason}")]
-    Output { policy: String, reason: String },
+    Output {
+        /// The policy's name.
+        policy: String,
+        /// What went wrong, as the layer below said it.
+        reason: String,
+    },
     /// The host could not set up the sandbox.
     #[error("host error running policy `{policy}`: {reason}")]
-    Host { policy: String, reason: String },
+    Host {
+        /// The policy's name.
+        policy: String,
+        /// What went wrong, as the layer below said it.
+        reason: String,
+    },
 }
 
 impl EvalError {
@@ -222,6 +285,7 @@ pub fn human_bytes(n: usize) -> String {
 #[derive(Debug, thiserror::Error)]
 #[error("invalid settings for policy `{policy}`: {}", problems.join("; "))]
 pub struct SettingsError {
+    /// The policy's name.
     pub policy: String,
     /// One entry per problem: the JSON pointer into the settings and what was expected.
     pub problems: Vec<String>,
@@ -355,6 +419,7 @@ impl Engine {
         self.shared.compiled.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The configuration the engine was made with.
     pub fn config(&self) -> &EngineConfig {
         &self.shared.config
     }
