@@ -306,3 +306,38 @@ fn a_finding_on_a_minified_line_shows_an_excerpt_around_the_value() {
         "{text}"
     );
 }
+
+/// A chain of local modules deeper than computeguard follows is an unresolved fact at the
+/// call it stops at, not a silent end of the walk.
+#[test]
+fn modules_nested_deeper_than_followed_are_unresolved_not_dropped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let depth = computeguard::scan::MAX_MODULE_DEPTH + 2;
+    for level in 0..depth {
+        let folder = (0..level).fold(dir.path().to_path_buf(), |p, _| p.join("m"));
+        std::fs::create_dir_all(&folder).expect("folder");
+        std::fs::write(
+            folder.join("main.tf"),
+            "module \"next\" {\n  source = \"./m\"\n}\n",
+        )
+        .expect("write");
+    }
+    let last = (0..depth).fold(dir.path().to_path_buf(), |p, _| p.join("m"));
+    std::fs::create_dir_all(&last).expect("folder");
+    std::fs::write(last.join("main.tf"), "variable \"x\" {}\n").expect("write");
+    let (status, report) = check_json(&[&dir.path().join("main.tf").display().to_string()]);
+    assert_eq!(status, 0, "{report:#}");
+    let deep: Vec<&Value> = report["unresolved"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|u| u["field"] == "module-depth")
+        .collect();
+    assert_eq!(deep.len(), 1, "{report:#}");
+    assert!(
+        deep[0]["resource"]["name"].as_str().is_some_and(
+            |n| n.matches("module.next").count() == computeguard::scan::MAX_MODULE_DEPTH + 1
+        ),
+        "{report:#}"
+    );
+}

@@ -245,6 +245,10 @@ impl Unresolved {
             ("module", Some(source)) => format!(
                 "{what}: its source `{source}` is not a local folder, so its resources are not checked (computeguard follows `./` and `../` modules)"
             ),
+            ("module-depth", Some(source)) => format!(
+                "{what}: `{source}` is nested deeper than {} module calls, so its resources are not checked",
+                crate::scan::MAX_MODULE_DEPTH
+            ),
             (field, Some(e)) => format!(
                 "{what}: `{field}` is `{e}`, known only at deploy time, so no rule judged it"
             ),

@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 mod terraform;
 
+pub use terraform::MAX_MODULE_DEPTH;
+
 /// Extensions `check` reads.
 pub const SUPPORTED: &[&str] = &["yaml", "yml", "json", "bicep", "tf", "tfvars"];
 
@@ -669,7 +671,16 @@ impl Scan<'_> {
                 });
                 continue;
             }
-            if stack.contains(&key) || stack.len() > terraform::MAX_MODULE_DEPTH {
+            // A module that calls itself was checked once on the way here (Terraform
+            // refuses such a configuration anyway).
+            if stack.contains(&key) {
+                continue;
+            }
+            // Deeper than computeguard follows: its resources are a blind spot, said so.
+            if stack.len() > terraform::MAX_MODULE_DEPTH {
+                let mut fact = unfollowed(call.source.clone());
+                fact.field = "module-depth".into();
+                out.unresolved.push(fact);
                 continue;
             }
             stack.push(key);
@@ -811,24 +822,21 @@ impl Scan<'_> {
             };
             for r in &native {
                 let display = computeguard_policy_core::eval::display_name(r);
-                for field in &r.unresolved {
-                    let at = r.fields.get(field).unwrap_or(&r.pointer);
-                    let full = format!("{prefix}{at}");
-                    let expression = doc.value.pointer(&full).map(|v| match v {
-                        serde_json::Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    });
+                for fact in open_facts(&doc.value, prefix, r) {
                     out.unresolved.push(Unresolved {
                         file: name.to_string(),
-                        line: doc.positions.locate(&full).map_or(start, |s| s.line),
+                        line: doc
+                            .positions
+                            .locate(&fact.pointer)
+                            .map_or(start, |s| s.line),
                         resource: ResourceRef {
                             kind: r.kind.clone(),
                             name: address(&display).unwrap_or_else(|| display.clone()),
                         },
                         display: r.display.clone(),
-                        field: field.clone(),
-                        expression,
-                        path: full,
+                        field: fact.field,
+                        expression: fact.expression,
+                        path: fact.pointer,
                     });
                 }
             }
@@ -1033,6 +1041,49 @@ fn called_modules(inputs: &[Input]) -> std::collections::HashMap<PathBuf, String
     called
 }
 
+/// A fact of a resource that the document leaves to deploy time.
+pub struct OpenFact {
+    /// The compute-model field (`sku`, `region`, ...).
+    pub field: String,
+    /// JSON pointer, within the whole document, of what the document writes for it (the
+    /// resource itself when the reader did not record where the field comes from).
+    pub pointer: String,
+    /// What the document writes there (`${var.gpu_vm_size}`); `None` when the reader did
+    /// not record the field's place, so nothing is shown rather than the wrong text.
+    pub expression: Option<String>,
+}
+
+/// The unresolved facts of `r`, read from the unit at `prefix` of `doc` (`check`'s
+/// unresolved list and `inspect` both show them).
+pub fn open_facts(
+    doc: &serde_json::Value,
+    prefix: &str,
+    r: &computeguard_policy_core::compute::Resource,
+) -> Vec<OpenFact> {
+    r.unresolved
+        .iter()
+        .map(|field| match r.fields.get(field) {
+            Some(at) => {
+                let pointer = format!("{prefix}{at}");
+                let expression = doc.pointer(&pointer).map(|v| match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                });
+                OpenFact {
+                    field: field.clone(),
+                    pointer,
+                    expression,
+                }
+            }
+            None => OpenFact {
+                field: field.clone(),
+                pointer: format!("{prefix}{}", r.pointer),
+                expression: None,
+            },
+        })
+        .collect()
+}
+
 /// A file decoded the way `check` decodes it (the format from the name, else the content;
 /// Terraform with its folder's variables), with the source kind to evaluate it as. For
 /// `computeguard test` fixtures.
@@ -1145,4 +1196,31 @@ fn object_at(doc: &serde_json::Value, pointer: &str) -> Option<crate::report::Ob
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::open_facts;
+    use computeguard_policy_core::compute::Resource;
+    use serde_json::json;
+
+    #[test]
+    fn an_open_fact_shows_the_expression_only_where_the_reader_recorded_it() {
+        let doc = json!({"items": [{"res": {"size": "${var.size}", "name": "gpu"}}]});
+        let mut r = Resource {
+            pointer: "/res".into(),
+            unresolved: vec!["sku".into(), "region".into()],
+            ..Resource::default()
+        };
+        r.fields.insert("sku".into(), "/res/size".into());
+        let facts = open_facts(&doc, "/items/0", &r);
+        assert_eq!(facts[0].field, "sku");
+        assert_eq!(facts[0].pointer, "/items/0/res/size");
+        assert_eq!(facts[0].expression.as_deref(), Some("${var.size}"));
+        // No recorded place: the resource's pointer and no text, never the resource's
+        // whole JSON passed off as the expression.
+        assert_eq!(facts[1].field, "region");
+        assert_eq!(facts[1].pointer, "/items/0/res");
+        assert_eq!(facts[1].expression, None);
+    }
 }

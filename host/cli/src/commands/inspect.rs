@@ -43,16 +43,11 @@ fn view(file: &str, doc: &computeguard_decode::Document, prefix: &str, r: &Resou
         .iter()
         .filter_map(|(f, p)| line(p).map(|l| (f.clone(), json!(l))))
         .collect();
-    let unresolved: Vec<Value> = r
-        .unresolved
-        .iter()
+    let unresolved: Vec<Value> = scan::open_facts(&doc.value, prefix, r)
+        .into_iter()
         .map(|f| {
-            let at = format!("{prefix}{}", r.fields.get(f).unwrap_or(&r.pointer));
-            let expression = doc.value.pointer(&at).map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
-            json!({"field": f, "expression": expression, "line": line(r.fields.get(f).unwrap_or(&r.pointer))})
+            let line = doc.positions.locate(&f.pointer).map(|s| s.line);
+            json!({"field": f.field, "expression": f.expression, "line": line})
         })
         .collect();
     json!({
