@@ -10,3 +10,13 @@ pub mod policies;
 pub mod rules;
 pub mod serve;
 pub mod test;
+
+/// The output of the listing commands (`rules`, `inspect`): `text` (aligned columns) or
+/// `json`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListFormat {
+    /// For people.
+    Text,
+    /// For tools.
+    Json,
+}

@@ -246,8 +246,7 @@ impl Unresolved {
                 "{what}: its source `{source}` is not a local folder, so its resources are not checked (computeguard follows `./` and `../` modules)"
             ),
             ("module-depth", Some(source)) => format!(
-                "{what}: `{source}` is nested deeper than {} module calls, so its resources are not checked",
-                crate::scan::MAX_MODULE_DEPTH
+                "{what}: `{source}` is nested deeper than computeguard follows module calls, so its resources are not checked"
             ),
             (field, Some(e)) => format!(
                 "{what}: `{field}` is `{e}`, known only at deploy time, so no rule judged it"

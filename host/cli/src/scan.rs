@@ -32,7 +32,7 @@ pub struct Scan<'a> {
     pub max_file_bytes: u64,
     /// `--var-file`s (the path as given, decoded), in order: applied to every Terraform
     /// folder checked, for the variables it declares.
-    pub var_files: Vec<(PathBuf, serde_json::Value)>,
+    pub var_files: Vec<terraform::VarFile>,
 }
 
 /// Where one document comes from, for locating and naming what is found in it.
@@ -343,7 +343,7 @@ impl Syntax {
         self,
         path: &Path,
         text: &str,
-        var_files: &[serde_json::Value],
+        var_files: &[terraform::VarFile],
     ) -> Result<Vec<Document>, computeguard_decode::DecodeError> {
         match self {
             Syntax::Terraform(kind) => {
@@ -544,9 +544,7 @@ impl Scan<'_> {
             out.skipped = Some((SkipKind::Variables, why.into()));
             return out;
         }
-        let values: Vec<serde_json::Value> =
-            self.var_files.iter().map(|(_, v)| v.clone()).collect();
-        let decoded = syntax.decode(path, &text, &values);
+        let decoded = syntax.decode(path, &text, &self.var_files);
         let docs = match decoded {
             Ok(d) => d,
             Err(e) if syntax == Syntax::Yaml && text.contains("{{") => {
@@ -1016,13 +1014,14 @@ fn called_modules(inputs: &[Input]) -> std::collections::HashMap<PathBuf, String
             continue;
         };
         let text = match &input.text {
-            Some(t) => t.clone(),
+            Some(t) => std::borrow::Cow::Borrowed(t.as_str()),
             None => match std::fs::read_to_string(&input.path) {
-                Ok(t) => t,
+                Ok(t) => std::borrow::Cow::Owned(t),
                 Err(_) => continue,
             },
         };
-        let Ok(doc) = terraform::decode(&input.path, &text, kind, &[]) else {
+        // A module's `source` is a literal: no variables to resolve, no siblings to read.
+        let Ok(doc) = terraform::parse(&text, kind) else {
             continue;
         };
         let shown = PathBuf::from(&input.name);

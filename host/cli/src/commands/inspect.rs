@@ -14,7 +14,7 @@ pub struct InspectArgs {
     pub files: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
-    pub format: crate::commands::rules::ListFormat,
+    pub format: crate::commands::ListFormat,
 }
 
 /// One resource as shown: the model fields, the line of the resource and of each field,
@@ -79,10 +79,10 @@ pub fn run(args: InspectArgs) -> anyhow::Result<Outcome> {
         }
     }
     match args.format {
-        crate::commands::rules::ListFormat::Json => {
+        crate::commands::ListFormat::Json => {
             println!("{}", serde_json::to_string_pretty(&out)?);
         }
-        crate::commands::rules::ListFormat::Text => print_text(&out),
+        crate::commands::ListFormat::Text => print_text(&out),
     }
     Ok(Outcome::Clean)
 }

@@ -2,6 +2,7 @@
 //! configuration's `policies:` and `--policy`), with the severity it is reported at and a
 //! one-line summary.
 
+use crate::commands::ListFormat;
 use crate::{Outcome, load_config, policies};
 use std::path::PathBuf;
 
@@ -16,13 +17,6 @@ pub struct RulesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ListFormat,
-}
-
-/// `text` (aligned columns) or `json`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ListFormat {
-    Text,
-    Json,
 }
 
 pub fn run(args: RulesArgs) -> anyhow::Result<Outcome> {

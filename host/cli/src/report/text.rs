@@ -151,7 +151,8 @@ impl Report {
             )?;
             writeln!(out)?;
         }
-        if s_files_zero(self) {
+        // No file was read at all: an empty folder, a path with nothing computeguard reads.
+        if self.summary.files == 0 {
             writeln!(
                 out,
                 "{}{} nothing was checked: the paths hold no file computeguard reads (Kubernetes, Azure ML, ARM, Bicep or Terraform)",
@@ -253,12 +254,6 @@ impl Report {
         };
         writeln!(out, "{} {line}", st.paint(code, "computeguard:"))
     }
-}
-
-/// Whether no file was read at all (an empty folder, a path with nothing computeguard
-/// reads).
-fn s_files_zero(report: &Report) -> bool {
-    report.summary.files == 0
 }
 
 /// Longest source line shown whole under a finding, in characters.

@@ -58,22 +58,26 @@ pub fn decode(
     path: &Path,
     text: &str,
     kind: Kind,
-    var_files: &[Value],
+    var_files: &[VarFile],
 ) -> Result<Document, DecodeError> {
     let mut doc = parse(text, kind)?;
-    let mut variables = module_variables(path, &doc.value);
+    let (mut variables, declared) = module_variables(path, &doc.value);
     if !var_files.is_empty() {
-        let declared = declared_variables(path, &doc.value);
         let declared: HashSet<&str> = declared.iter().map(String::as_str).collect();
-        for file in var_files {
-            variables.add_var_file(file, &declared);
+        for (_, values) in var_files {
+            variables.add_var_file(values, &declared);
         }
     }
     variables.resolve(&mut doc.value);
     Ok(doc)
 }
 
-fn parse(text: &str, kind: Kind) -> Result<Document, DecodeError> {
+/// A `--var-file`: the path as given and its decoded assignments.
+pub type VarFile = (PathBuf, Value);
+
+/// Decodes a `.tf` or `.tf.json` file as written, no variable resolved (what the module
+/// calls of a scan's pre-pass need: a module's `source` is always a literal).
+pub fn parse(text: &str, kind: Kind) -> Result<Document, DecodeError> {
     match kind {
         Kind::Json => decode_json(text),
         Kind::Hcl | Kind::Vars => decode_hcl(text),
@@ -105,27 +109,6 @@ fn folder(path: &Path) -> &Path {
         Some(d) => d,
         None => Path::new("."),
     }
-}
-
-/// Names of the variables the module folder of `path` declares (`own` is its content).
-fn declared_variables(path: &Path, own: &Value) -> Vec<String> {
-    let mut names: Vec<String> = labelled_blocks(own, "variable")
-        .into_iter()
-        .map(|(n, _)| n.to_string())
-        .collect();
-    for (sibling, k) in configuration_files(folder(path)) {
-        if sibling == path {
-            continue;
-        }
-        if let Some(doc) = read(&sibling, k) {
-            names.extend(
-                labelled_blocks(&doc.value, "variable")
-                    .into_iter()
-                    .map(|(n, _)| n.to_string()),
-            );
-        }
-    }
-    names
 }
 
 /// A `module` block of a configuration.
@@ -263,17 +246,19 @@ fn lexical_join(base: &Path, rel: &str) -> PathBuf {
     out
 }
 
-/// The variables of the module folder of `path`, whose own decoded content is `own`.
-fn module_variables(path: &Path, own: &serde_json::Value) -> TerraformVariables {
+/// The variables of the module folder of `path`, whose own decoded content is `own`, and
+/// the names of the variables the folder declares (each sibling file is read once).
+fn module_variables(path: &Path, own: &serde_json::Value) -> (TerraformVariables, Vec<String>) {
     let mut variables = TerraformVariables::default();
     variables.add_defaults(own);
+    let mut declared = declared_in(own);
     let dir = match path.parent() {
         Some(d) if d.as_os_str().is_empty() => Path::new("."),
         Some(d) => d,
-        None => return variables,
+        None => return (variables, declared),
     };
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return variables;
+        return (variables, declared);
     };
     let mut tfvars = Vec::new();
     for entry in entries.flatten() {
@@ -292,6 +277,7 @@ fn module_variables(path: &Path, own: &serde_json::Value) -> TerraformVariables 
             Some(k @ (Kind::Hcl | Kind::Json)) => {
                 if let Some(doc) = read(&sibling, k) {
                     variables.add_defaults(&doc.value);
+                    declared.extend(declared_in(&doc.value));
                 }
             }
             Some(Kind::Vars) => {
@@ -313,7 +299,15 @@ fn module_variables(path: &Path, own: &serde_json::Value) -> TerraformVariables 
             variables.add_tfvars(&doc.value);
         }
     }
-    variables
+    (variables, declared)
+}
+
+/// Names of the `variable` blocks of a decoded configuration.
+fn declared_in(config: &Value) -> Vec<String> {
+    labelled_blocks(config, "variable")
+        .into_iter()
+        .map(|(n, _)| n.to_string())
+        .collect()
 }
 
 fn read(path: &Path, kind: Kind) -> Option<Document> {
@@ -362,7 +356,8 @@ mod tests {
         // --var-file comes after the auto files, in order, for declared variables only.
         let first = serde_json::json!({"size": "e", "zone": "y", "other": "never"});
         let second = serde_json::json!({"size": "f"});
-        let doc = decode(&main, text, Kind::Hcl, &[first, second])?;
+        let files = [("a".into(), first), ("b".into(), second)];
+        let doc = decode(&main, text, Kind::Hcl, &files)?;
         assert_eq!(
             doc.value["resource"]["t"]["n"],
             serde_json::json!({"size": "f", "min": 0, "zone": "y", "other": "${var.other}"})
