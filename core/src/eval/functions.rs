@@ -1,0 +1,123 @@
+//! The CEL functions registered for rules: `sku`, `region`, `inGeography`, `cudaOf`,
+//! `versionAtLeast` and `cudaSupported` (documented for users in
+//! `docs/rules/README.md`), and the two internal functions the evaluator's rewrites
+//! call (`@iterable`, `@unsupported`). The table is built once per evaluator.
+
+use super::type_name;
+use crate::catalog;
+use crate::cel_value::to_cel;
+use crate::eval::views::{CURRENT_MEMO, region_view};
+use crate::{cuda, region, version};
+use cel_interpreter::{Context, Value as Cel};
+use std::sync::Arc;
+
+/// Internal function wrapped around every macro's range (see
+/// [`guard_panics`](super::guard_panics)); the `@` keeps it out of reach of CEL source.
+pub(super) const ITERABLE: &str = "@iterable";
+/// Internal function standing for an expression the interpreter cannot evaluate.
+pub(super) const UNSUPPORTED: &str = "@unsupported";
+
+fn text_arg(v: &Cel) -> Option<&str> {
+    match v {
+        Cel::String(s) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+fn opt(v: Option<String>) -> Cel {
+    v.map_or(Cel::Null, |s| Cel::String(Arc::new(s)))
+}
+
+/// CEL's standard functions plus computeguard's.
+pub(super) fn functions() -> Context<'static> {
+    type R = Result<Cel, cel_interpreter::ExecutionError>;
+    let mut ctx = Context::default();
+    ctx.add_function("sku", |v: Cel| -> R {
+        let name = text_arg(&v).unwrap_or("");
+        match CURRENT_MEMO.with(|c| c.borrow().clone()) {
+            Some(memo) => Ok(memo.get(name)),
+            None => Err(cel_interpreter::ExecutionError::function_error(
+                "sku",
+                "called outside an evaluation",
+            )),
+        }
+    });
+    ctx.add_function(ITERABLE, |v: Cel| -> R {
+        match v {
+            Cel::List(_) | Cel::Map(_) => Ok(v),
+            other => Err(cel_interpreter::ExecutionError::function_error(
+                "macro",
+                format!(
+                    "`all`, `exists`, `exists_one`, `map` and `filter` need a list or a map, got {}",
+                    type_name(&other)
+                ),
+            )),
+        }
+    });
+    ctx.add_function(UNSUPPORTED, |v: Cel| -> R {
+        Err(cel_interpreter::ExecutionError::function_error(
+            "unsupported",
+            format!("{} cannot be evaluated", text_arg(&v).unwrap_or("this")),
+        ))
+    });
+    ctx.add_function("region", |v: Cel| -> R {
+        Ok(to_cel(&region_view(text_arg(&v).unwrap_or(""))))
+    });
+    ctx.add_function("inGeography", |r: Cel, g: Cel| -> R {
+        Ok(match (text_arg(&r), text_arg(&g)) {
+            (Some(r), Some(g)) => region::in_group(r, g).map_or(Cel::Null, Cel::Bool),
+            _ => Cel::Null,
+        })
+    });
+    ctx.add_function("cudaOf", |v: Cel| -> R {
+        Ok(opt(text_arg(&v).and_then(cuda::cuda_of_image)))
+    });
+    ctx.add_function("versionAtLeast", |a: Cel, b: Cel| -> R {
+        Ok(match (text_arg(&a), text_arg(&b)) {
+            (Some(a), Some(b)) => version::at_least(a, b).map_or(Cel::Null, Cel::Bool),
+            _ => Cel::Null,
+        })
+    });
+    ctx.add_function("cudaSupported", |s: Cel, c: Cel| -> R {
+        let cc = text_arg(&s)
+            .and_then(catalog::sku)
+            .and_then(|f| f.compute_capability);
+        Ok(match (cc, text_arg(&c)) {
+            (Some(cc), Some(cuda)) => {
+                catalog::cuda_supported(cc, cuda).map_or(Cel::Null, Cel::Bool)
+            }
+            _ => Cel::Null,
+        })
+    });
+    ctx
+}
+
+/// Names of the functions CEL rules can use besides CEL's standard ones (for
+/// build-time checks).
+pub const FUNCTIONS: &[&str] = &[
+    "sku",
+    "region",
+    "inGeography",
+    "cudaOf",
+    "cudaSupported",
+    "versionAtLeast",
+];
+
+#[cfg(test)]
+mod tests {
+    use crate::eval::tests::{cluster, pack, rule, run};
+
+    #[test]
+    fn domain_functions_answer_from_the_catalog() {
+        let e = pack(vec![rule(
+            "f",
+            None,
+            "!(sku('standard_nd96isr_h100_v5').infiniband && region('East US 2').name == 'eastus2' \
+              && cudaOf('nvidia/cuda:12.4.1-runtime-ubuntu22.04') == '12.4.1' \
+              && versionAtLeast('12.4', '12.1') && cudaSupported('Standard_NC6', '12.1') == false \
+              && sku('Standard_NC6s_v3').retired && sku('Standard_ND96isr_H100_v5').nonInfinibandAlternative == 'Standard_NC40ads_H100_v5')",
+            None,
+        )]);
+        assert_eq!(run(&e, &cluster(2)).expect("ok").violations.len(), 1);
+    }
+}
