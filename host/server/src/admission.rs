@@ -8,22 +8,29 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+/// The only AdmissionReview `apiVersion` the webhook reads and the one it answers with.
 pub const API_VERSION: &str = "admission.k8s.io/v1";
 
 /// Why a body is not an AdmissionReview the webhook can answer. Each becomes HTTP 400
 /// with this message; the server keeps serving.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum BadRequest {
+    /// The body does not parse as an AdmissionReview; holds the JSON parser's message.
     #[error("the body is not JSON: {0}")]
     NotJson(String),
+    /// Another `apiVersion` or `kind` than `admission.k8s.io/v1` `AdmissionReview`;
+    /// holds the two as sent (empty when absent).
     #[error(
         "expected apiVersion `admission.k8s.io/v1` and kind `AdmissionReview`, got `{0}` `{1}`"
     )]
     WrongType(String, String),
+    /// The AdmissionReview carries no `request` to answer.
     #[error("the AdmissionReview has no `request`")]
     NoRequest,
+    /// `request.uid` is absent or empty, so no answer could be matched to the request.
     #[error("`request.uid` is missing or empty; the API server matches answers by uid")]
     NoUid,
+    /// `request.operation` is none of the four; holds it as sent (empty when absent).
     #[error("`request.operation` `{0}` is not CREATE, UPDATE, DELETE or CONNECT")]
     BadOperation(String),
 }
@@ -56,31 +63,46 @@ struct RequestIn<'a> {
     dry_run: Option<bool>,
 }
 
+/// The type of the object under review (`request.kind`); each part empty when absent.
 #[derive(Deserialize, Default, Clone, Debug, PartialEq)]
 pub struct GroupVersionKind {
+    /// API group: `apps`, `batch`; empty for the core group (`Pod`).
     #[serde(default)]
     pub group: String,
+    /// API version within the group: `v1`.
     #[serde(default)]
     pub version: String,
+    /// Kind: `Deployment`, `Pod`.
     #[serde(default)]
     pub kind: String,
 }
 
+/// What the API server is doing to the object (`request.operation`). Only CREATE and
+/// UPDATE are evaluated; the others are admitted as skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
+    /// `CREATE`: a new object.
     Create,
+    /// `UPDATE`: a change to an existing object.
     Update,
+    /// `DELETE`: never checked.
     Delete,
+    /// `CONNECT` (exec, attach, port-forward to a pod): never checked.
     Connect,
 }
 
 /// The parts of an admission request the webhook uses. `object` borrows the body.
 #[derive(Debug)]
 pub struct Review<'a> {
+    /// The request's id (never empty), echoed in the response.
     pub uid: String,
+    /// The object's type (all parts empty when the request omits it).
     pub kind: GroupVersionKind,
+    /// The object's namespace; `None` when absent or empty (cluster-scoped objects).
     pub namespace: Option<String>,
+    /// The object's name; `None` when absent or empty (a CREATE with `generateName`).
     pub name: Option<String>,
+    /// What the API server is doing to the object.
     pub operation: Operation,
     /// The object as sent (absent for DELETE and CONNECT).
     pub object: Option<&'a RawValue>,
@@ -120,16 +142,20 @@ pub fn parse(body: &[u8]) -> Result<Review<'_>, BadRequest> {
 /// The answer to one request.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Answer {
+    /// Whether the API server may go ahead with the request.
     pub allowed: bool,
     /// HTTP-style code and message for a denial (403 for violations, 500 for a failed
     /// policy under `failurePolicy: Fail`).
     pub status: Option<(u16, String)>,
+    /// Shown to the user by kubectl: `warn` findings, failures under
+    /// `failurePolicy: Ignore`, and dry-run's would-be denials.
     pub warnings: Vec<String>,
     /// A JSON Patch (RFC 6902) array, sent base64-encoded with `patchType: JSONPatch`.
     pub patch: Option<Value>,
 }
 
 impl Answer {
+    /// Admits the request with no status, warning or patch.
     pub fn allow() -> Answer {
         Answer {
             allowed: true,

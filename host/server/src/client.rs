@@ -12,6 +12,8 @@ pub use rustls::pki_types::CertificateDer;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+/// Any error of the client: the TLS configuration, connecting, the handshake, or an
+/// HTTP exchange.
 pub type ClientError = Box<dyn std::error::Error + Send + Sync>;
 
 /// One kept-alive HTTPS connection.

@@ -31,6 +31,8 @@
 //! # }
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod admission;
 pub mod client;
 /// The `webhook:` section, from the policy-set layer (`computeguard_policyset::webhook`).
@@ -66,6 +68,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tracing::{info, warn};
 
+/// The error a [`Loader`] returns: any error that may cross threads; its message is
+/// logged (on reload) or returned as [`ServeError::Load`] (at start).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Builds the policy set the server evaluates with. Called at start and on every
@@ -80,8 +84,12 @@ pub trait Loader: Send + Sync + 'static {
 /// Server settings (the rest comes from the `webhook:` section of the config).
 #[derive(Clone, Debug)]
 pub struct ServeOptions {
+    /// Address the HTTPS webhook port listens on (port 0 picks a free one; see
+    /// [`Server::local_addr`]).
     pub addr: SocketAddr,
+    /// PEM certificate chain served on the webhook port; re-read when the file changes.
     pub tls_cert: PathBuf,
+    /// PEM private key of `tls_cert`; re-read when the file changes.
     pub tls_key: PathBuf,
     /// How often the certificate, config and policy files are checked for changes.
     /// Default 2 s.
@@ -106,6 +114,8 @@ pub const PROBE_MAX_CONNECTIONS_PER_PEER: usize = 16;
 pub const PROBE_CONNECTION_RATE_PER_PEER: usize = 20;
 
 impl ServeOptions {
+    /// Options for a webhook on `addr` with the given certificate and key files, and
+    /// the defaults for the rest: watch every 2 s, drain for 20 s, no probe port.
     pub fn new(addr: SocketAddr, tls_cert: PathBuf, tls_key: PathBuf) -> Self {
         ServeOptions {
             addr,
@@ -121,13 +131,19 @@ impl ServeOptions {
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// The certificate or key cannot be read, or they do not fit together.
     #[error(transparent)]
     Tls(#[from] tls::TlsError),
+    /// The first policy set could not be built ([`Loader::load`] failed or panicked), or
+    /// the slow lane's threads could not start.
     #[error("cannot load the policies: {0}")]
     Load(BoxError),
+    /// The webhook address or the probe address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address that could not be bound.
         addr: SocketAddr,
+        /// The operating system's error (address in use, permission denied, ...).
         source: std::io::Error,
     },
 }
@@ -305,6 +321,9 @@ impl Server {
 pub struct ReloadHandle(Arc<State>);
 
 impl ReloadHandle {
+    /// Wakes the file watcher, which re-checks the certificate and rebuilds the policy
+    /// set even if no watched file changed. Returns at once; the reload runs off the
+    /// request path, and requests made before it starts count as one.
     pub fn reload(&self) {
         self.0.reload_now.notify_one();
     }

@@ -7,48 +7,61 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+/// Labels of `computeguard_admission_requests_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
+    /// validate or mutate.
     pub endpoint: &'static str,
     /// allowed, warned, denied, skipped, or bad_request, too_large, slow_body, overloaded, timeout.
     pub verdict: &'static str,
 }
 
+/// Labels of `computeguard_admission_duration_seconds`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct EndpointLabels {
+    /// validate or mutate.
     pub endpoint: &'static str,
 }
 
+/// Labels of `computeguard_violations_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ViolationLabels {
+    /// The id of the rule that fired.
     pub rule: String,
+    /// deny, warn or audit.
     pub enforcement: &'static str,
 }
 
+/// Labels of `computeguard_evaluation_errors_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ErrorLabels {
+    /// The policy's name, or computeguard when the host could not decode the object.
     pub policy: String,
-    /// timeout, trap, policy or host.
+    /// timeout, trap, memory, output, policy, host or input.
     pub kind: &'static str,
 }
 
+/// Labels of `computeguard_reloads_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReloadLabels {
     /// success or failure.
     pub result: &'static str,
 }
 
+/// Labels of `computeguard_connections_open`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct PortLabels {
     /// webhook (the HTTPS admission port) or probes (the plain-HTTP probe port).
     pub port: &'static str,
 }
 
+/// Labels of `computeguard_connections_refused_total` and
+/// `computeguard_connections_evicted_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ConnectionLabels {
     /// webhook or probes.
     pub port: &'static str,
-    /// Refused: all_busy or peer_all_busy. Evicted: max_connections or
+    /// Refused: all_busy, peer_all_busy or peer_rate. Evicted: max_connections or
     /// max_connections_per_peer.
     pub reason: &'static str,
 }
@@ -64,14 +77,28 @@ fn latency_histogram() -> Histogram {
 /// The server's metrics.
 pub struct Metrics {
     registry: Registry,
+    /// `computeguard_admission_requests_total`: admission requests answered, by
+    /// endpoint and verdict (malformed, oversize, slow, overloaded and timed-out ones too).
     pub requests: Family<RequestLabels, Counter>,
+    /// `computeguard_admission_duration_seconds`: seconds from a request's arrival to
+    /// its answer, by endpoint; buckets from 50 µs to 2.5 s.
     pub duration: Family<EndpointLabels, Histogram, fn() -> Histogram>,
+    /// `computeguard_violations_total`: findings, by rule and enforcement.
     pub violations: Family<ViolationLabels, Counter>,
+    /// `computeguard_evaluation_errors_total`: evaluations that gave no verdict, by
+    /// policy and kind.
     pub errors: Family<ErrorLabels, Counter>,
+    /// `computeguard_reloads_total`: policy and configuration reloads, by result.
     pub reloads: Family<ReloadLabels, Counter>,
+    /// `computeguard_policies_loaded`: policies in the set now serving.
     pub policies: Gauge,
+    /// `computeguard_connections_open`: connections open now, by port.
     pub connections_open: Family<PortLabels, Gauge>,
+    /// `computeguard_connections_refused_total`: connections closed on accept (no room
+    /// could be made, or the address opened connections too fast), by port and reason.
     pub connections_refused: Family<ConnectionLabels, Counter>,
+    /// `computeguard_connections_evicted_total`: quiet connections closed to make room
+    /// for a new one, by port and reason.
     pub connections_evicted: Family<ConnectionLabels, Counter>,
 }
 

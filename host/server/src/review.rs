@@ -20,9 +20,12 @@ pub use computeguard_policyset::LoadedPolicy;
 /// Everything one generation of the server evaluates with. Built by a [`crate::Loader`]
 /// and swapped atomically on reload.
 pub struct PolicySet {
+    /// Every policy, run in this order on each request that reaches evaluation.
     pub policies: Vec<LoadedPolicy>,
     /// Severity overrides and `off`, by rule id.
     pub levels: BTreeMap<String, Level>,
+    /// The config's `webhook:` section: enforcement, failure modes, exclusions,
+    /// mutations and limits.
     pub webhook: WebhookConfig,
     /// Fixed evaluation date (`asOf`), else today in UTC at each request.
     pub as_of: Option<String>,

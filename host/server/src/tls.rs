@@ -14,18 +14,39 @@ use std::time::SystemTime;
 /// Why a certificate/key pair could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
+    /// The certificate file cannot be read or holds a malformed PEM block.
     #[error("cannot read the TLS certificate `{path}`: {reason}")]
-    Cert { path: String, reason: String },
-    #[error("cannot read the TLS key `{path}`: {reason}")]
-    Key { path: String, reason: String },
-    #[error("`{cert}` holds no PEM certificate")]
-    NoCert { cert: String },
-    #[error("the TLS key `{key}` does not fit the certificate `{cert}`: {reason}")]
-    Mismatch {
-        cert: String,
-        key: String,
+    Cert {
+        /// The certificate file.
+        path: String,
+        /// The I/O or PEM error.
         reason: String,
     },
+    /// The key file cannot be read or holds no usable PEM private key.
+    #[error("cannot read the TLS key `{path}`: {reason}")]
+    Key {
+        /// The key file.
+        path: String,
+        /// The I/O or PEM error.
+        reason: String,
+    },
+    /// The certificate file reads but contains no certificate.
+    #[error("`{cert}` holds no PEM certificate")]
+    NoCert {
+        /// The certificate file.
+        cert: String,
+    },
+    /// The key is not the certificate's, or rustls cannot sign with it.
+    #[error("the TLS key `{key}` does not fit the certificate `{cert}`: {reason}")]
+    Mismatch {
+        /// The certificate file.
+        cert: String,
+        /// The key file.
+        key: String,
+        /// rustls's error.
+        reason: String,
+    },
+    /// rustls refused the server configuration, or the certificate lock was poisoned.
     #[error("TLS configuration: {0}")]
     Config(String),
 }
@@ -53,6 +74,8 @@ pub struct CertStore {
 }
 
 impl CertStore {
+    /// Reads the PEM certificate chain and private key and checks that they fit; the
+    /// files' modification times and sizes are remembered for [`Self::reload_if_changed`].
     pub fn load(cert_path: &Path, key_path: &Path) -> Result<CertStore, TlsError> {
         let stamps = (stamp(cert_path), stamp(key_path));
         let key = read_pair(cert_path, key_path)?;
