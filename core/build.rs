@@ -30,7 +30,10 @@ fn main() {
         let model = text(&gpu["model"]).unwrap_or_default();
         let arch = text(&gpu["architecture"]);
         let cc = text(&gpu["compute_capability"]);
-        let count = gpu["count"].as_f64().unwrap_or(0.0);
+        // A size without GPUs has count 0; a GPU size whose count the catalog lacks has none.
+        let count = gpu["count"]
+            .as_f64()
+            .or_else(|| (text(&s["category"]).as_deref() == Some("cpu")).then_some(0.0));
         let retirement = text(&s["retirement_date"]);
         let status = text(&s["status"]).unwrap_or_default();
         // MIG: AKS documents MIG for NVIDIA A100, H100 and H200 sizes (source: aks-gpu-mig).
@@ -45,9 +48,10 @@ fn main() {
             }
         }
         let row = format!(
-            "SkuFacts {{ name: {name:?}, series: {series:?}, category: {category:?}, vendor: {vendor:?}, gpu_model: {model:?}, architecture: {arch:?}, compute_capability: {cc:?}, gpu_count: {count:?}_f64, vcpus: {vcpus}, infiniband: {ib:?}, rdma: {rdma:?}, isolated: {iso:?}, status: {status:?}, retirement_date: {retirement:?}, mig_capable: {mig:?}, aks_supported: {aks:?}, kaito_supported: {kaito:?}, requires_approval: {appr:?}, online_endpoint: {ep:?}, sources: &{sources:?} }}",
+            "SkuFacts {{ name: {name:?}, series: {series:?}, category: {category:?}, vendor: {vendor:?}, gpu_model: {model:?}, architecture: {arch:?}, compute_capability: {cc:?}, gpu_count: {count:?}, vcpus: {vcpus:?}, memory_gib: {memory:?}, family: None, infiniband: {ib:?}, rdma: {rdma:?}, isolated: {iso:?}, status: {status:?}, retirement_date: {retirement:?}, mig_capable: {mig:?}, aks_supported: {aks:?}, kaito_supported: {kaito:?}, requires_approval: {appr:?}, online_endpoint: {ep:?}, sources: &{sources:?}, overridden: &[] }}",
             series = text(&s["series"]).unwrap_or_default(),
-            vcpus = s["vcpus"].as_u64().unwrap_or(0),
+            vcpus = s["vcpus"].as_u64().filter(|v| *v > 0),
+            memory = s["memory_gib"].as_f64(),
             category = text(&s["category"]).unwrap_or_default(),
             ib = ic["infiniband"].as_bool().unwrap_or(false),
             rdma = ic["rdma"].as_bool().unwrap_or(false),
@@ -73,6 +77,9 @@ fn main() {
     }
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     rows.dedup_by(|a, b| a.0 == b.0);
+    let date = text(&skus["meta"]["data_date"]).expect("skus.yaml meta.data_date");
+    writeln!(out, "/// The date of the built-in catalog's data (`meta.data_date` in policies/catalog/skus.yaml).").unwrap();
+    writeln!(out, "pub const DATA_DATE: &str = {date:?};").unwrap();
     writeln!(out, "/// Every catalog SKU (and alias), sorted by lower-case name. Source: policies/catalog/skus.yaml.").unwrap();
     writeln!(out, "pub static SKUS: &[(&str, SkuFacts)] = &[").unwrap();
     for (key, row) in &rows {

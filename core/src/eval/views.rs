@@ -26,7 +26,9 @@ struct SkuView {
     gpu_model: Option<&'static str>,
     architecture: Option<&'static str>,
     compute_capability: Option<&'static str>,
-    gpu_count: f64,
+    /// None when the catalog does not know it (CEL `null`); sizes it does not know at
+    /// all count 0, as `known` says.
+    gpu_count: Option<f64>,
     infiniband: bool,
     rdma: bool,
     isolated: bool,
@@ -67,12 +69,12 @@ fn dated(f: &SkuFacts, as_of: &str) -> Dated {
 }
 
 fn sku_answer_cells() -> &'static [OnceLock<Cel>] {
-    SKU_ANSWERS.get_or_init(|| catalog::SKUS.iter().map(|_| OnceLock::new()).collect())
+    SKU_ANSWERS.get_or_init(|| catalog::skus().iter().map(|_| OnceLock::new()).collect())
 }
 
 /// Builds every catalog entry's undated answer now.
 pub(super) fn prepare_sku_answers() {
-    for ((key, _), cell) in catalog::SKUS.iter().zip(sku_answer_cells()) {
+    for ((key, _), cell) in catalog::skus().iter().zip(sku_answer_cells()) {
         cell.get_or_init(|| to_cel(&sku_view(key, "")));
     }
 }
@@ -80,7 +82,7 @@ pub(super) fn prepare_sku_answers() {
 /// `sku(name)` at `as_of`: the same value as `to_cel(&sku_view(name, as_of))`.
 fn sku_answer(name: &str, as_of: &str) -> Cel {
     let entry = catalog::sku_index(name)
-        .and_then(|i| Some((catalog::SKUS.get(i)?, sku_answer_cells().get(i)?)));
+        .and_then(|i| Some((catalog::skus().get(i)?, sku_answer_cells().get(i)?)));
     let Some(((key, facts), cell)) = entry else {
         return to_cel(&sku_view(name, as_of));
     };
@@ -118,7 +120,7 @@ fn sku_view(name: &str, as_of: &str) -> SkuView {
         gpu_model: facts.map(|f| f.gpu_model).filter(|m| !m.is_empty()),
         architecture: facts.and_then(|f| f.architecture),
         compute_capability: facts.and_then(|f| f.compute_capability),
-        gpu_count: facts.map_or(0.0, |f| f.gpu_count),
+        gpu_count: facts.map_or(Some(0.0), |f| f.gpu_count),
         infiniband: facts.is_some_and(|f| f.infiniband),
         rdma: facts.is_some_and(|f| f.rdma || f.infiniband),
         isolated: facts.is_some_and(|f| f.isolated),
@@ -160,7 +162,7 @@ fn alternative(
     _as_of: &str,
     pred: impl Fn(&SkuFacts) -> bool,
 ) -> Option<&'static str> {
-    catalog::SKUS
+    catalog::skus()
         .iter()
         .map(|(_, c)| c)
         .filter(|c| c.name == c.alias && c.category == "gpu" && c.vendor == f.vendor)
@@ -171,8 +173,9 @@ fn alternative(
             _ => true,
         })
         .min_by(|a, b| {
-            a.gpu_count
-                .total_cmp(&b.gpu_count)
+            let count = |f: &SkuFacts| f.gpu_count.unwrap_or(f64::INFINITY);
+            count(a)
+                .total_cmp(&count(b))
                 .then(a.vcpus.cmp(&b.vcpus))
                 .then(a.name.cmp(b.name))
         })
@@ -302,7 +305,7 @@ mod tests {
 
     #[test]
     fn cached_sku_answers_equal_the_view_at_every_date() {
-        let names = catalog::SKUS.iter().map(|(k, _)| k.to_string()).chain([
+        let names = catalog::skus().iter().map(|(k, _)| k.to_string()).chain([
             "Standard_NC6".into(),
             "nc6".into(),
             "Standard_Nope9".into(),

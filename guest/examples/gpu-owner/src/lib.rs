@@ -48,7 +48,7 @@ fn owner_key(settings: &str) -> Result<String, String> {
 fn gpu_sku(r: &Resource) -> Option<&str> {
     r.sku
         .as_deref()
-        .filter(|name| catalog::sku(name).is_some_and(|f| f.gpu_count > 0.0))
+        .filter(|name| catalog::sku(name).is_some_and(|f| f.gpu_count.is_some_and(|c| c > 0.0)))
 }
 
 /// The resource carries a non-blank `key` label/tag (keys compare case-insensitively,

@@ -1,42 +1,71 @@
 //! Facts about Azure VM sizes, GPU architectures and regions, compiled in from
 //! `policies/catalog/` (see `build.rs`). Every row lists the ids of its sources;
 //! [`source`] resolves an id to the document it names.
+//!
+//! The VM sizes can be extended and corrected at run time by catalog overlays
+//! ([`overlay`]): [`install`] merges them over the built-in rows once, before the
+//! first lookup, and every lookup after that ([`sku`], [`skus`]) reads the merged
+//! table. Without overlays the built-in table is used as it is, at no cost.
+
+pub mod overlay;
 
 use crate::version::Version;
+use std::sync::OnceLock;
 
 /// Facts about one VM size. Field meanings follow `policies/catalog/skus.yaml`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct SkuFacts {
     /// Canonical spelling, e.g. `Standard_NC24ads_A100_v4`.
     pub name: &'static str,
     /// The spelling this row was found under (the canonical name or an alias).
     pub alias: &'static str,
+    /// Size series, e.g. `NCads_A100_v4`.
     pub series: &'static str,
     /// `gpu` or `cpu`.
     pub category: &'static str,
     /// `NVIDIA`, `AMD` or none for CPU sizes.
     pub vendor: Option<&'static str>,
+    /// GPU model as published, e.g. `A100 PCIe 80GB`; empty when not known.
     pub gpu_model: &'static str,
+    /// GPU architecture, e.g. `Ampere`.
     pub architecture: Option<&'static str>,
     /// NVIDIA compute capability, e.g. `8.0`; none for AMD and CPU sizes.
     pub compute_capability: Option<&'static str>,
-    /// GPUs per VM (fractions for partial GPUs).
-    pub gpu_count: f64,
-    /// vCPUs (0 when the catalog does not give them).
-    pub vcpus: u64,
+    /// GPUs per VM (fractions for partial GPUs, 0 for sizes without GPUs); none when
+    /// not known (a size an overlay adds without GPU facts). Never guessed.
+    pub gpu_count: Option<f64>,
+    /// vCPUs per VM; none when not known.
+    pub vcpus: Option<u64>,
+    /// Memory per VM in GiB; none when not known.
+    pub memory_gib: Option<f64>,
+    /// Quota family as Resource SKUs and Usage report it (`standardNCADSA100v4Family`);
+    /// none when not known (the built-in catalog does not carry it: import it).
+    pub family: Option<&'static str>,
+    /// Has an InfiniBand interconnect.
     pub infiniband: bool,
+    /// RDMA capable.
     pub rdma: bool,
+    /// Isolated size: dedicated hardware for one customer.
     pub isolated: bool,
     /// `GA`, `retirement_announced`, `retired`, ...
     pub status: &'static str,
     /// `YYYY-MM-DD` after which the size is retired, if announced.
     pub retirement_date: Option<&'static str>,
+    /// Supports NVIDIA Multi-Instance GPU on AKS.
     pub mig_capable: bool,
+    /// In AKS's list of supported GPU sizes; none when the docs do not say.
     pub aks_supported: Option<bool>,
+    /// Usable by the KAITO operator; none when not known.
     pub kaito_supported: Option<bool>,
+    /// Azure ML listed the size as needing approval (2020 docs).
     pub requires_approval: Option<bool>,
+    /// Supported by Azure ML managed online endpoints; none when not known.
     pub online_endpoint: Option<bool>,
+    /// Ids of the built-in sources of this row ([`source`] resolves them).
     pub sources: &'static [&'static str],
+    /// Facts an overlay set or changed: (fact, where it came from), in the overlay
+    /// format's field names. Empty for a built-in row as compiled in.
+    pub overridden: &'static [(&'static str, &'static str)],
 }
 
 /// CUDA support of one compute capability.
@@ -74,6 +103,38 @@ pub struct RegionFacts {
 
 include!(concat!(env!("OUT_DIR"), "/catalog_data.rs"));
 
+/// The table lookups read: the built-in [`SKUS`], or the merged table [`install`] set.
+static ACTIVE: OnceLock<&'static [(&'static str, SkuFacts)]> = OnceLock::new();
+
+/// Every VM size (and alias) lookups see, sorted by lower-case name: the built-in
+/// rows, with the installed overlays merged in if [`install`] ran first.
+pub fn skus() -> &'static [(&'static str, SkuFacts)] {
+    ACTIVE.get_or_init(|| SKUS)
+}
+
+/// Why overlays could not be installed.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// The table was read (a lookup ran) or overlays were installed before: overlays
+    /// apply once, before the first lookup (a policy instance: before `evaluate`).
+    #[error(
+        "the catalog is already in use: overlays must be installed once, before the first lookup"
+    )]
+    AlreadyInUse,
+}
+
+/// Merges `overlays` (in order: a later one wins) over the built-in sizes and makes
+/// the result the table every lookup reads, for the rest of the process (a policy
+/// instance). Allowed once, before any lookup. The merged rows are leaked: they live
+/// as long as the process, like the built-in ones.
+pub fn install(overlays: &[overlay::Overlay]) -> Result<(), InstallError> {
+    if ACTIVE.get().is_some() {
+        return Err(InstallError::AlreadyInUse);
+    }
+    let merged: &'static [(&'static str, SkuFacts)] = overlay::merge(SKUS, overlays).leak();
+    ACTIVE.set(merged).map_err(|_| InstallError::AlreadyInUse)
+}
+
 /// Canonical key of a VM size name: lower case, with the `standard_` prefix added
 /// when missing and surrounding whitespace removed.
 pub fn sku_key(name: &str) -> String {
@@ -87,13 +148,15 @@ pub fn sku_key(name: &str) -> String {
 
 /// Looks a VM size up, case-insensitively, with or without the `Standard_` prefix.
 pub fn sku(name: &str) -> Option<&'static SkuFacts> {
-    sku_index(name).and_then(|i| SKUS.get(i)).map(|(_, f)| f)
+    sku_index(name).and_then(|i| skus().get(i)).map(|(_, f)| f)
 }
 
-/// The index in [`SKUS`] of the entry (size or alias) that `name` looks up.
+/// The index in [`skus`] of the entry (size or alias) that `name` looks up.
 pub fn sku_index(name: &str) -> Option<usize> {
     let key = sku_key(name);
-    SKUS.binary_search_by(|(k, _)| (*k).cmp(key.as_str())).ok()
+    skus()
+        .binary_search_by(|(k, _)| (*k).cmp(key.as_str()))
+        .ok()
 }
 
 /// True when `name` has the shape of an Azure VM size (`Standard_<family><vcpus>...`),
@@ -224,7 +287,7 @@ mod tests {
         assert!(retired_at(ncv3, "2025-10-01"));
         assert!(!retired_at(ncv3, "2025-09-30"));
         assert!(source("vm-nc-legacy").is_some());
-        for (_, f) in SKUS {
+        for (_, f) in skus() {
             for id in f.sources {
                 assert!(source(id).is_some(), "{} cites unknown source {id}", f.name);
             }
