@@ -14,7 +14,8 @@ pub mod policies;
 pub mod progress;
 pub mod report;
 pub mod scan;
-pub mod suggest;
+/// "Did you mean" for rule ids, from the policy-set layer (`computeguard_policyset::suggest`).
+pub use computeguard_policyset::suggest;
 pub mod suppress;
 
 use clap::{Parser, Subcommand};

@@ -6,7 +6,10 @@
 //!   [`severity_of`], the one place a configured level changes a policy's severity;
 //! - [`config`]: `computeguard.yaml` (`asOf`, regions, rule levels, extra policies,
 //!   settings, `ignore:`, and the [`webhook`] section: enforcement, failure mode,
-//!   exclusions, mutations, limits), read the same way by `check` and `serve`.
+//!   exclusions, mutations, limits), read the same way by `check` and `serve`;
+//! - [`load`]: the policy set itself, the built-in policies plus the configured and
+//!   front-end ones as [`LoadedPolicy`], with a typed [`LoadError`] naming the policy at
+//!   fault ([`suggest`] words an unknown rule id).
 //!
 //! The CLI adds file:line, suppressions, baselines and renderers on top; the server adds
 //! enforcement and the admission answer.
@@ -14,8 +17,11 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod load;
+pub mod suggest;
 pub mod webhook;
 
+pub use load::{LoadError, load_policies};
 pub use webhook::{Enforcement, FailureMode, WebhookConfig};
 
 /// A loaded policy and the settings it runs with, as both front ends hold it.

@@ -90,7 +90,15 @@ impl Loader for CliLoader {
             .swap(false, std::sync::atomic::Ordering::Relaxed);
         let (_engine, loaded) = load_warm(
             new_engine,
-            |engine| policies::load_all(engine, &config, &self.extra).map_err(BoxError::from),
+            |engine| {
+                computeguard_policyset::load_policies(
+                    engine,
+                    &config,
+                    &self.extra,
+                    policies::OWN_RULES,
+                )
+                .map_err(BoxError::from)
+            },
             || {
                 if starting {
                     restart_warm();

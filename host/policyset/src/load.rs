@@ -1,0 +1,398 @@
+//! Loading the policy set both front ends run: the built-in policies, then the extra
+//! ones (`policies:` in `computeguard.yaml`, then the front end's own, e.g. `--policy`).
+//! A `.yaml` pack is compiled and composed with the CEL runtime on the fly; a `.wasm`
+//! component is loaded as it is. A pinned policy's digest is checked before a line of it
+//! is compiled or run, every policy's settings are validated, and every rule id the
+//! configuration names must belong to a loaded policy.
+
+use crate::LoadedPolicy;
+use crate::config::{Config, PolicyRef};
+use computeguard_compiler::{CompiledPack, ComposeError, Diagnostic};
+use computeguard_engine::{Engine, Policy, SettingsError};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Why the policy set could not be loaded: the policy file (or, for a built-in, its
+/// `builtin:NAME` origin) or the configuration at fault, and what went wrong.
+///
+/// Each message is complete on its own (a front end prints it as it is, after its own
+/// `error: `), so no variant chains a [`std::error::Error::source`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// A component (`.wasm`) could not be read.
+    #[error("cannot read policy `{}`: {error}", path.display())]
+    ReadComponent {
+        /// The component's path.
+        path: PathBuf,
+        /// What reading it said.
+        error: std::io::Error,
+    },
+    /// A rule pack (`.yaml`) could not be read.
+    #[error("cannot read pack `{}`: {error}", path.display())]
+    ReadPack {
+        /// The pack's path.
+        path: PathBuf,
+        /// What reading it said.
+        error: std::io::Error,
+    },
+    /// A rule pack does not compile.
+    #[error("{}", compile_message(path, diagnostics))]
+    Compile {
+        /// The pack's path.
+        path: PathBuf,
+        /// Every problem, with its line and column (never empty).
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// A compiled pack could not be composed with the CEL runtime into a component.
+    #[error("{error}")]
+    Compose {
+        /// The pack's path.
+        path: PathBuf,
+        /// What composing said.
+        error: ComposeError,
+    },
+    /// The file is neither a rule pack nor a component.
+    #[error("`{}`: a policy is a rule pack (.yaml) or a component (.wasm)", path.display())]
+    UnknownKind {
+        /// The file's path.
+        path: PathBuf,
+    },
+    /// A pinned policy's digest is not the pinned one (checked before the component is
+    /// compiled or run).
+    #[error(
+        "`{}` has digest {actual}, but it is pinned to {pinned}; refusing to run it (update the pin if the change is intended)",
+        path.display()
+    )]
+    DigestMismatch {
+        /// The policy's path.
+        path: PathBuf,
+        /// `sha256:<hex>` of the component.
+        actual: String,
+        /// `sha256:<hex>` it is pinned to.
+        pinned: String,
+    },
+    /// The engine refused the component (the message names `origin`).
+    #[error("{error}")]
+    Component {
+        /// The policy's path, or `builtin:NAME`.
+        origin: String,
+        /// What the engine said.
+        error: computeguard_engine::LoadError,
+    },
+    /// Two loaded policies have the same name.
+    #[error("`{}`: a policy named `{name}` is already loaded", path.display())]
+    DuplicateName {
+        /// The path of the second policy of that name.
+        path: PathBuf,
+        /// The name both declare.
+        name: String,
+    },
+    /// A policy refuses its settings (from `settings:` in the configuration, or the
+    /// built-in policies' settings derived from `regions:`).
+    #[error("{}{error}", config.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+    Settings {
+        /// The configuration file the settings came from (`None`: defaults).
+        config: Option<PathBuf>,
+        /// What the policy said, naming itself and each field at fault.
+        error: SettingsError,
+    },
+    /// The configuration names a rule id (in `rules:`, `ignore:` or
+    /// `webhook.enforcement`) that no loaded policy declares.
+    #[error("{file}:{line}: {}", crate::suggest::unknown_rule(rule, known))]
+    UnknownRule {
+        /// The configuration file, as shown (`computeguard.yaml` for defaults).
+        file: String,
+        /// The line of the rule id.
+        line: u32,
+        /// The rule id.
+        rule: String,
+        /// The rule ids the loaded policies declare.
+        known: Vec<String>,
+    },
+}
+
+fn compile_message(path: &Path, diagnostics: &[Diagnostic]) -> String {
+    let n = diagnostics.len();
+    let body: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+    format!(
+        "{}\n\n{n} problem{} in `{}`",
+        body.join("\n\n"),
+        if n == 1 { "" } else { "s" },
+        path.display()
+    )
+}
+
+/// Loads the built-in policies, then `config.policies`, then `extra` (in that order), and
+/// validates every policy's settings. `own_rules` are rule ids the front end itself
+/// reports (so the configuration may name them) besides those the policies declare.
+pub fn load_policies(
+    engine: &Engine,
+    config: &Config,
+    extra: &[PolicyRef],
+    own_rules: &[&str],
+) -> Result<Vec<LoadedPolicy>, LoadError> {
+    let mut out = Vec::new();
+    for b in computeguard_builtins::BUILTINS {
+        let origin = format!("builtin:{}", b.name);
+        let policy = engine
+            .load(b.component, &origin)
+            .map_err(|error| LoadError::Component { origin, error })?;
+        out.push(prepare(policy, config, true)?);
+    }
+    for r in config.policies.iter().chain(extra) {
+        let policy = load_ref(engine, r)?;
+        if out
+            .iter()
+            .any(|l: &LoadedPolicy| l.policy.info().name == policy.info().name)
+        {
+            return Err(LoadError::DuplicateName {
+                path: r.path.clone(),
+                name: policy.info().name.clone(),
+            });
+        }
+        out.push(prepare(policy, config, false)?);
+    }
+    let known: Vec<String> = out
+        .iter()
+        .flat_map(|l| l.policy.info().rules.iter().map(|r| r.id.clone()))
+        .collect();
+    let mut configurable = known.clone();
+    configurable.extend(own_rules.iter().map(|r| r.to_string()));
+    if let Some((rule, line)) = config.unknown_rules(&configurable).first() {
+        return Err(LoadError::UnknownRule {
+            file: config.path.as_ref().map_or_else(
+                || crate::config::FILE_NAME.to_string(),
+                |p| p.display().to_string(),
+            ),
+            line: *line,
+            rule: rule.to_string(),
+            known,
+        });
+    }
+    Ok(out)
+}
+
+/// Loads one extra policy, checking its pin before it is compiled or run.
+fn load_ref(engine: &Engine, r: &PolicyRef) -> Result<Policy, LoadError> {
+    let path = &r.path;
+    let (bytes, source_digest) = component_and_source_digest(path)?;
+    // The pin is checked before the component is compiled or run: a mismatch must never
+    // execute a line of the policy.
+    if let Some(pinned) = &r.digest {
+        let actual = format!("sha256:{}", computeguard_engine::digest(&bytes));
+        // A pack may be pinned by its source digest or by the digest of the component
+        // built from it (the one `computeguard policies` lists).
+        if &actual != pinned && source_digest.as_ref() != Some(pinned) {
+            return Err(LoadError::DigestMismatch {
+                path: path.clone(),
+                actual,
+                pinned: pinned.clone(),
+            });
+        }
+    }
+    let origin = path.display().to_string();
+    engine
+        .load(&bytes, &origin)
+        .map_err(|error| LoadError::Component { origin, error })
+}
+
+/// Validates the settings `config` gives `policy` (for a built-in without its own
+/// `settings:` entry, those derived from `regions:`; for another policy, `{}`).
+fn prepare(policy: Policy, config: &Config, builtin: bool) -> Result<LoadedPolicy, LoadError> {
+    let settings = match config.settings.get(&policy.info().name) {
+        Some(s) => s.clone(),
+        None if builtin => config.builtin_settings(),
+        None => Value::Object(Default::default()),
+    };
+    policy
+        .validate_settings(&settings)
+        .map_err(|error| LoadError::Settings {
+            config: config.path.clone(),
+            error,
+        })?;
+    Ok(LoadedPolicy::new(policy, settings, builtin))
+}
+
+/// Whether `path` names a rule pack (`.yaml` or `.yml`).
+fn is_pack(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e == "yaml" || e == "yml")
+}
+
+/// The component a policy file holds (a pack compiled and composed with the CEL runtime,
+/// or a component as it is) and, for a pack, the digest of its source.
+fn component_and_source_digest(path: &Path) -> Result<(Vec<u8>, Option<String>), LoadError> {
+    if is_pack(path) {
+        let compiled = compile_pack(path)?;
+        let bytes = compose(path, &compiled)?;
+        return Ok((bytes, Some(compiled.pack.source_digest)));
+    }
+    if path.extension().is_some_and(|e| e == "wasm") {
+        let bytes = std::fs::read(path).map_err(|error| LoadError::ReadComponent {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        return Ok((bytes, None));
+    }
+    Err(LoadError::UnknownKind {
+        path: path.to_path_buf(),
+    })
+}
+
+/// Reads and compiles a pack file; every problem is in [`LoadError::Compile`].
+pub fn compile_pack(path: &Path) -> Result<CompiledPack, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|error| LoadError::ReadPack {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    computeguard_compiler::compile(&path.display().to_string(), &text).map_err(|diagnostics| {
+        LoadError::Compile {
+            path: path.to_path_buf(),
+            diagnostics,
+        }
+    })
+}
+
+/// Composes the pack compiled from `path` with the CEL runtime into a policy component.
+fn compose(path: &Path, compiled: &CompiledPack) -> Result<Vec<u8>, LoadError> {
+    computeguard_compiler::compose(computeguard_builtins::RUNTIME, &compiled.pack).map_err(
+        |error| LoadError::Compose {
+            path: path.to_path_buf(),
+            error,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    fn engine() -> Result<Engine, Box<dyn std::error::Error>> {
+        Ok(Engine::new(computeguard_engine::EngineConfig::default())?)
+    }
+
+    fn extra(path: &Path, digest: Option<String>) -> Vec<PolicyRef> {
+        vec![PolicyRef {
+            path: path.to_path_buf(),
+            digest,
+        }]
+    }
+
+    #[test]
+    fn the_built_ins_load_with_their_settings() -> TestResult {
+        let loaded = load_policies(&engine()?, &Config::default(), &[], &[])?;
+        assert!(!loaded.is_empty());
+        assert!(loaded.iter().all(|l| l.builtin && l.settings_text == "{}"));
+        Ok(())
+    }
+
+    #[test]
+    fn errors_name_the_policy_and_what_went_wrong() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let engine = engine()?;
+        let config = Config::default();
+
+        let txt = dir.path().join("rules.txt");
+        std::fs::write(&txt, "")?;
+        let err = load_policies(&engine, &config, &extra(&txt, None), &[])
+            .err()
+            .ok_or("a .txt policy loaded")?;
+        assert!(matches!(&err, LoadError::UnknownKind { path } if path == &txt));
+        assert!(
+            err.to_string()
+                .ends_with("a policy is a rule pack (.yaml) or a component (.wasm)")
+        );
+
+        // Bytes that are no component: the pin is checked before anything compiles them.
+        let wasm = dir.path().join("tampered.wasm");
+        std::fs::write(&wasm, b"\0asm not really a component")?;
+        let pin = format!("sha256:{}", "0".repeat(64));
+        let err = load_policies(&engine, &config, &extra(&wasm, Some(pin.clone())), &[])
+            .err()
+            .ok_or("a tampered policy loaded")?;
+        match &err {
+            LoadError::DigestMismatch { path, pinned, .. } => {
+                assert_eq!((path, pinned), (&wasm, &pin));
+            }
+            other => return Err(format!("not a digest mismatch: {other}").into()),
+        }
+        assert!(
+            err.to_string().contains("but it is pinned to sha256:000"),
+            "{err}"
+        );
+
+        let err = load_policies(&engine, &config, &extra(&wasm, None), &[])
+            .err()
+            .ok_or("a tampered policy loaded")?;
+        assert!(
+            matches!(&err, LoadError::Component { origin, .. } if origin == &wasm.display().to_string())
+        );
+
+        let pack = dir.path().join("broken.yaml");
+        std::fs::write(&pack, "name: [\n")?;
+        let err = load_policies(&engine, &config, &extra(&pack, None), &[])
+            .err()
+            .ok_or("a broken pack loaded")?;
+        assert!(matches!(&err, LoadError::Compile { diagnostics, .. } if diagnostics.len() == 1));
+        assert!(
+            err.to_string()
+                .ends_with(&format!("\n\n1 problem in `{}`", pack.display())),
+            "{err}"
+        );
+
+        let missing = dir.path().join("missing.wasm");
+        let err = load_policies(&engine, &config, &extra(&missing, None), &[])
+            .err()
+            .ok_or("a missing policy loaded")?;
+        assert!(
+            err.to_string()
+                .starts_with(&format!("cannot read policy `{}`: ", missing.display())),
+            "{err}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_configured_rule_must_exist_or_be_the_front_ends_own() -> TestResult {
+        let engine = engine()?;
+        let config = Config::parse(
+            Path::new("cg.yaml"),
+            "rules:\n  min-nodes-zer0: off\n  front-end-rule: off\n",
+        )?;
+        let err = load_policies(&engine, &config, &[], &["front-end-rule"])
+            .err()
+            .ok_or("an unknown rule was accepted")?;
+        assert!(
+            err.to_string()
+                .starts_with("cg.yaml:2: unknown rule `min-nodes-zer0` (did you mean `min-nodes-zero`?); known rules: min-nodes-zero, "),
+            "{err}"
+        );
+        let config = Config::parse(Path::new("cg.yaml"), "rules:\n  front-end-rule: off\n")?;
+        assert!(load_policies(&engine, &config, &[], &["front-end-rule"]).is_ok());
+        assert!(load_policies(&engine, &config, &[], &[]).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn settings_a_policy_refuses_name_the_configuration() -> TestResult {
+        let engine = engine()?;
+        let name = load_policies(&engine, &Config::default(), &[], &[])?
+            .first()
+            .map(|l| l.policy.info().name.clone())
+            .ok_or("no built-in policy")?;
+        let config = Config::parse(
+            Path::new("cg.yaml"),
+            &format!("settings:\n  {name}:\n    regions: 3\n"),
+        )?;
+        let err = load_policies(&engine, &config, &[], &[])
+            .err()
+            .ok_or("bad settings were accepted")?;
+        assert!(matches!(&err, LoadError::Settings { .. }), "{err}");
+        assert!(err.to_string().starts_with("cg.yaml: "), "{err}");
+        Ok(())
+    }
+}
