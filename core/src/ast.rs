@@ -15,21 +15,37 @@ use serde::{Deserialize, Serialize};
 /// A CEL expression node (mirror of `cel_parser::ast::Expr`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Expr {
+    /// An unset node, cel-parser's placeholder where parsing failed; a successful parse
+    /// has none, and the evaluator turns one into a rule error.
     Unspecified,
+    /// A function, method or operator call.
     Call {
+        /// Function name; operators use CEL's internal names (`_&&_`, `_==_`, `_[_]`, `!_`).
         func: String,
+        /// The receiver of a method-style call (`x` in `x.startsWith('a')`); None for a
+        /// global call or an operator.
         target: Option<Box<Expr>>,
+        /// The arguments, in order (the operands of an operator).
         args: Vec<Expr>,
     },
+    /// A macro (`all`, `exists`, `exists_one`, `map`, `filter`) expanded into a loop.
     Comprehension(Box<Comprehension>),
+    /// A variable (`resource`, `settings`, a macro's iteration variable) or type name.
     Ident(String),
+    /// A list literal: `[a, b]`.
     List(Vec<Expr>),
+    /// A scalar constant.
     Literal(Literal),
     /// Entries: key, value, optional.
     Map(Vec<(Expr, Expr, bool)>),
+    /// A field of a map or message: `operand.field`, or `has(operand.field)`.
     Select {
+        /// The expression whose field is read.
         operand: Box<Expr>,
+        /// The field name.
         field: String,
+        /// True for the presence test `has(operand.field)`, which yields whether the field
+        /// is set instead of its value.
         test: bool,
     },
     /// Type name and fields: name, value, optional.
@@ -39,25 +55,42 @@ pub enum Expr {
 /// A comprehension produced by a macro (`all`, `exists`, `map`, `filter`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comprehension {
+    /// What is iterated: a list (its items) or a map (its keys).
     pub iter_range: Expr,
+    /// The variable bound to each item or key (`x` in `xs.all(x, ...)`).
     pub iter_var: String,
+    /// The second variable of a two-variable comprehension; None for every macro
+    /// cel-parser 0.10 expands.
     pub iter_var2: Option<String>,
+    /// The accumulator's name (`@result` in cel-parser's macros, out of reach of CEL source).
     pub accu_var: String,
+    /// The accumulator's value before the first iteration.
     pub accu_init: Expr,
+    /// Evaluated before each iteration; the loop stops early when it is false (how
+    /// `all` and `exists` short-circuit).
     pub loop_cond: Expr,
+    /// The accumulator's next value, evaluated once per item.
     pub loop_step: Expr,
+    /// The comprehension's value, computed from the accumulator after the loop.
     pub result: Expr,
 }
 
 /// A literal value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Literal {
+    /// A string (`'a'`), escapes already decoded.
     String(String),
+    /// `true` or `false`.
     Bool(bool),
+    /// A signed 64-bit integer (`2`).
     Int(i64),
+    /// An unsigned 64-bit integer (`2u`).
     UInt(u64),
+    /// A 64-bit float (`3.5`).
     Double(f64),
+    /// A byte string (`b'x'`).
     Bytes(Vec<u8>),
+    /// `null`.
     Null,
 }
 
@@ -65,8 +98,12 @@ pub enum Literal {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct SyntaxError {
+    /// Line within the expression text, from 1.
     pub line: u32,
+    /// Column within that line, from 1; an incomplete expression is reported just
+    /// after its last character.
     pub column: u32,
+    /// The parser's description (`incomplete expression` when it gave up).
     pub message: String,
 }
 

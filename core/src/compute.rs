@@ -27,7 +27,12 @@ pub struct Resource {
     pub kind: String,
     /// The document's own kind (`Deployment`, `amlcompute`, `command`, ...).
     pub source_kind: String,
+    /// The name the document gives it (Kubernetes `metadata.name`, the Azure or Terraform
+    /// resource name; `cluster/pool` for a pool declared in its cluster, `pipeline/step`
+    /// for a pipeline step).
     pub name: String,
+    /// Kubernetes namespace (`metadata.namespace`); None for Azure resources and for
+    /// objects that do not set one.
     pub namespace: Option<String>,
     /// How messages name the resource: `Deployment serving/triton`, `Azure ML compute cluster gpu`.
     pub display: String,
@@ -35,8 +40,16 @@ pub struct Resource {
     pub sku: Option<String>,
     /// Region as a programmatic name (`eastus2`), normalised from display names.
     pub region: Option<String>,
+    /// Fewest nodes or instances the compute scales down to (Azure ML `min_instances` /
+    /// `minNodeCount`, an AKS pool's `minCount`); None when not written (the platform's
+    /// default applies).
     pub min_nodes: Option<i64>,
+    /// Most nodes or instances it scales up to (`max_instances` / `maxNodeCount`, an AKS
+    /// pool's `maxCount`); None when not written.
     pub max_nodes: Option<i64>,
+    /// Whether the node count scales: an AKS pool's `enableAutoScaling`, an online
+    /// deployment's `target_utilization` scaling, or max > min for an Azure ML cluster;
+    /// None when the document does not say.
     pub autoscale: Option<bool>,
     /// `dedicated`, `spot` or `low-priority`.
     pub priority: Option<String>,
@@ -54,9 +67,16 @@ pub struct Resource {
     pub rdma_requests: f64,
     /// Labels, tags and annotations merged.
     pub labels: BTreeMap<String, String>,
+    /// Node operating system: an Azure `osType` lowercased (`linux`, `windows`), or a pod's
+    /// `kubernetes.io/os` node selector as written; None when not stated.
     pub os_type: Option<String>,
+    /// Kubernetes version as written (`1.29.2`): an AKS cluster's, or a pool's own
+    /// `orchestratorVersion`, else its cluster's; None when not stated.
     pub kubernetes_version: Option<String>,
+    /// MIG profile: an AKS pool's `gpuInstanceProfile` (`MIG1g`), or the profile of the
+    /// first `nvidia.com/mig-<profile>` resource a pod requests (`1g.10gb`).
     pub gpu_instance_profile: Option<String>,
+    /// Pod tolerations as written (JSON objects), from every pod spec of the object.
     pub tolerations: Vec<Value>,
     /// Node taints of a node pool, as `key=value:Effect` strings.
     pub taints: Vec<String>,
@@ -124,8 +144,12 @@ impl Resource {
 /// Which input format a document is in, as far as the caller knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
+    /// A Kubernetes object (string `apiVersion` and `kind`), a `List` of them included.
     Kubernetes,
+    /// A Kubernetes `AdmissionReview` with a `request`, or a bare AdmissionRequest; the
+    /// object under review is read.
     AdmissionReview,
+    /// An Azure ML CLI v2 document (compute, online or batch deployment, job), as JSON.
     AzureMl,
     /// An ARM template, ARM REST body or REST specification example (JSON).
     Arm,
@@ -134,5 +158,6 @@ pub enum Source {
     /// Terraform: a configuration in the JSON syntax (`.tf` decoded by the host, `.tf.json`)
     /// or a `terraform show -json` plan or state.
     Terraform,
+    /// Not known: the format is recognised from the document.
     Unknown,
 }

@@ -70,6 +70,8 @@ struct State {
     end: *mut u8,
 }
 
+/// The size-class allocator this module describes; install it as the global allocator
+/// of a single-threaded program only (its state is not synchronised).
 pub struct Heap(UnsafeCell<State>);
 
 // SAFETY: a `Heap` exists only where [`Heap::new`]'s caller promised one thread.

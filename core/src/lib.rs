@@ -17,7 +17,10 @@
 //! - [`heap`]: the allocator the policy runtime component installs (size classes over `malloc`).
 //! - [`settings`]: checks settings against a pack's settings schema (a documented JSON Schema subset).
 
+#![deny(missing_docs)]
+
 pub mod ast;
+#[allow(missing_docs)] // documented by the catalog/pack owners (issue 25)
 pub mod catalog;
 mod cel_value;
 pub mod compute;
@@ -27,6 +30,7 @@ pub mod eval;
 pub mod fuzzing;
 pub mod heap;
 pub mod model;
+#[allow(missing_docs)] // documented by the catalog/pack owners (issue 25)
 pub mod pack;
 pub mod read;
 pub mod region;

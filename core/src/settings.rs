@@ -65,6 +65,8 @@ pub struct Problem {
     /// RFC 6901 JSON pointer into the settings (or, from [`check_schema`], into the
     /// schema); `""` is the whole value.
     pub pointer: String,
+    /// What is wrong there (`expected a string, got an integer`), without the place;
+    /// [`Display`](fmt::Display) adds it.
     pub message: String,
 }
 
@@ -214,6 +216,8 @@ pub struct Schema {
 }
 
 impl Schema {
+    /// Checks `schema` against the supported subset. A schema outside it is kept as one
+    /// problem, naming what is unsupported, that every value then fails with.
     pub fn new(schema: Value) -> Self {
         let unsupported = check_schema(&schema);
         let checked = if unsupported.is_empty() {

@@ -39,29 +39,44 @@ use views::{CurrentMemo, SkuMemo, prepare_sku_answers};
 
 /// One evaluation's inputs.
 pub struct Input<'a> {
+    /// The raw document as JSON; `object` in CEL is the part each resource was read from.
     pub document: &'a Value,
+    /// The document's format as far as the caller knows ([`Source::Unknown`] to recognise it).
     pub source: Source,
+    /// The pack settings, bound as `settings` as given: checking them against the pack's
+    /// settings schema ([`crate::settings`]) is the caller's job.
     pub settings: &'a Value,
-    /// `YYYY-MM-DD`.
+    /// The evaluation date, `YYYY-MM-DD`: `asOf` in CEL, and the date `sku()` judges
+    /// retirement at.
     pub as_of: &'a str,
 }
 
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Violation {
+    /// Id of the rule whose `assert` was false.
     pub rule: String,
+    /// The rule's severity, or what its `severityExpression` yielded.
     pub severity: Severity,
+    /// The rule's `messageExpression` result, else its fixed `message`, else
+    /// `<kind> <name>: <description>`.
     pub message: String,
-    /// JSON pointer into the document.
+    /// JSON pointer into the document: the field the rule names, else the rule's `path`
+    /// under the resource, else where the resource's VM size is written, else the resource.
     pub path: String,
+    /// The rule's `remediation` text.
     pub remediation: String,
+    /// Compute-model kind of the resource ([`Resource::kind`]).
     pub resource_kind: String,
+    /// The resource as [`display_name`] names it.
     pub resource_name: String,
 }
 
 /// The result of evaluating one document.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Outcome {
+    /// Every finding, resource by resource (in the order of `resources`), then in the
+    /// pack's rule order.
     pub violations: Vec<Violation>,
     /// (kind, name) of every resource recognised in the document.
     pub resources: Vec<(String, String)>,
@@ -71,9 +86,14 @@ pub struct Outcome {
 #[derive(Debug, thiserror::Error)]
 #[error("rule `{rule}` failed on {kind} `{name}`: {message}")]
 pub struct RuleError {
+    /// Id of the rule that failed.
     pub rule: String,
+    /// Compute-model kind of the resource it was evaluated on.
     pub kind: String,
+    /// That resource, as [`display_name`] names it.
     pub name: String,
+    /// What went wrong: a CEL error, a `when` or `assert` that is not a bool, a message or
+    /// severity expression of the wrong type, or a corrupt expression.
     pub message: String,
 }
 
@@ -285,6 +305,8 @@ pub struct Evaluator {
 }
 
 impl Evaluator {
+    /// An evaluator for a pack built in memory. The pack goes through its binary
+    /// encoding, so it runs as a component carrying it would run it.
     pub fn new(pack: Pack) -> Self {
         // Infallible: `encode` writes what `WirePack::decode` reads.
         Self::from_bytes(&pack.encode()).unwrap_or_else(|_| Evaluator {
