@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod ast;
+pub mod azure;
 #[allow(missing_docs)] // documented by the catalog/pack owners (issue 25)
 pub mod catalog;
 mod cel_value;
