@@ -142,11 +142,6 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Validates a `YYYY-MM-DD` date.
-pub fn parse_date(s: &str) -> Result<String, String> {
-    config::parse_date(s)
-}
-
 /// Today's date in UTC.
 pub fn today() -> String {
     chrono::Utc::now()

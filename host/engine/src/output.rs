@@ -288,40 +288,80 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     out
 }
 
-/// Checks what a policy declares about itself: a usable name and well-formed,
-/// unique rule ids (they become metric labels and SARIF rule ids).
-pub(crate) fn check_metadata(info: &crate::PolicyInfo) -> Result<(), String> {
-    let name = &info.name;
+/// What a policy declares about itself that the host refuses: names and rule ids become
+/// metric labels, SARIF rule ids and parts of messages.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MetadataError {
+    /// The policy's name is empty, too long, or holds a character other than a letter, a
+    /// digit, `-`, `_` and `.`.
+    #[error(
+        "policy name `{name}` must be 1 to {MAX_POLICY_NAME} characters of letters, digits, `-`, `_` and `.`"
+    )]
+    Name {
+        /// The name, cut to [`MAX_POLICY_NAME`] bytes, control characters escaped.
+        name: String,
+    },
+    /// More than [`MAX_RULES`] rules.
+    #[error("{count} rules declared (limit {MAX_RULES})")]
+    TooManyRules {
+        /// How many rules the policy declares.
+        count: usize,
+    },
+    /// A rule id that is not kebab-case or longer than [`MAX_RULE_ID`].
+    #[error(
+        "rule id `{id}` must be kebab-case (lower-case letters and digits joined by single `-`), 1 to {MAX_RULE_ID} characters"
+    )]
+    RuleId {
+        /// The id, cut to [`MAX_RULE_ID`] bytes, control characters escaped.
+        id: String,
+    },
+    /// Two rules with the same id.
+    #[error("rule id `{id}` is declared twice")]
+    DuplicateRule {
+        /// The id (a valid one).
+        id: String,
+    },
+}
+
+/// Checks what a policy declares about itself: a usable `name` and well-formed, unique
+/// `rule_ids` (they become metric labels and SARIF rule ids).
+pub(crate) fn check_declared<'a>(
+    name: &str,
+    rule_ids: impl ExactSizeIterator<Item = &'a str>,
+) -> Result<(), MetadataError> {
     if name.is_empty()
         || name.len() > MAX_POLICY_NAME
         || !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
     {
-        return Err(format!(
-            "policy name `{}` must be 1 to {MAX_POLICY_NAME} characters of letters, digits, `-`, `_` and `.`",
-            crate::text::escape_control(&truncate(name, MAX_POLICY_NAME))
-        ));
+        return Err(MetadataError::Name {
+            name: crate::text::escape_control(&truncate(name, MAX_POLICY_NAME)),
+        });
     }
-    if info.rules.len() > MAX_RULES {
-        return Err(format!(
-            "{} rules declared (limit {MAX_RULES})",
-            info.rules.len()
-        ));
+    if rule_ids.len() > MAX_RULES {
+        return Err(MetadataError::TooManyRules {
+            count: rule_ids.len(),
+        });
     }
     let mut seen = HashSet::new();
-    for rule in &info.rules {
-        if !valid_rule_id(&rule.id) {
-            return Err(format!(
-                "rule id `{}` must be kebab-case (lower-case letters and digits joined by single `-`), 1 to {MAX_RULE_ID} characters",
-                truncate(&rule.id, MAX_RULE_ID)
-            ));
+    for id in rule_ids {
+        if !valid_rule_id(id) {
+            return Err(MetadataError::RuleId {
+                id: truncate(id, MAX_RULE_ID),
+            });
         }
-        if !seen.insert(rule.id.as_str()) {
-            return Err(format!("rule id `{}` is declared twice", rule.id));
+        if !seen.insert(id) {
+            return Err(MetadataError::DuplicateRule { id: id.to_string() });
         }
     }
     Ok(())
+}
+
+/// [`check_declared`] for `info`, as the text `LoadError::Metadata` holds (its `reason`
+/// is still a string, shared with a failed `metadata` call).
+pub(crate) fn check_metadata(info: &crate::PolicyInfo) -> Result<(), String> {
+    check_declared(&info.name, info.rules.iter().map(|r| r.id.as_str())).map_err(|e| e.to_string())
 }
 
 /// `lower-case-kebab-123`, 1 to [`MAX_RULE_ID`] bytes.
@@ -348,6 +388,38 @@ mod tests {
             assert!(!valid_rule_id(bad), "{bad:?}");
         }
         assert!(!valid_rule_id(&"a".repeat(MAX_RULE_ID + 1)));
+    }
+
+    #[test]
+    fn declared_metadata_is_checked_with_a_typed_error() {
+        let check = |name: &str, ids: &[&str]| check_declared(name, ids.iter().copied());
+        assert_eq!(check("org.rules_1", &["a", "b-2"]), Ok(()));
+        assert_eq!(
+            check("bad\u{1b}name", &[]),
+            Err(MetadataError::Name {
+                name: "bad\\u{1b}name".into()
+            })
+        );
+        let err = check("ok", &["Upper"]);
+        assert_eq!(err, Err(MetadataError::RuleId { id: "Upper".into() }));
+        assert!(err.is_err_and(|e| {
+            e.to_string()
+                .starts_with("rule id `Upper` must be kebab-case (lower-case letters")
+        }));
+        let err = check("ok", &["a", "a"]);
+        assert_eq!(err, Err(MetadataError::DuplicateRule { id: "a".into() }));
+        assert_eq!(
+            err.map_err(|e| e.to_string()),
+            Err("rule id `a` is declared twice".into())
+        );
+        let many: Vec<String> = (0..=MAX_RULES).map(|i| format!("r{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            check("ok", &many),
+            Err(MetadataError::TooManyRules {
+                count: MAX_RULES + 1
+            })
+        );
     }
 
     #[test]

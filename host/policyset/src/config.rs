@@ -30,7 +30,7 @@ pub struct PolicyRef {
 
 impl PolicyRef {
     /// Parses `FILE` or `FILE@sha256:<64 hex>`.
-    pub fn parse(s: &str) -> Result<PolicyRef, String> {
+    pub fn parse(s: &str) -> Result<PolicyRef, InvalidDigest> {
         match s.rsplit_once("@sha256:") {
             Some((path, hex)) => Ok(PolicyRef {
                 path: PathBuf::from(path),
@@ -44,14 +44,23 @@ impl PolicyRef {
     }
 }
 
-fn check_digest(d: &str) -> Result<String, String> {
+/// A pin that is not `sha256:` followed by 64 hex digits.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{digest}` is not a digest; expected sha256: followed by 64 hex digits")]
+pub struct InvalidDigest {
+    /// The pin as written.
+    pub digest: String,
+}
+
+/// `sha256:<64 hex>`, lower-cased.
+fn check_digest(d: &str) -> Result<String, InvalidDigest> {
     let hex = d.strip_prefix("sha256:").unwrap_or("");
     if hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
         Ok(d.to_ascii_lowercase())
     } else {
-        Err(format!(
-            "`{d}` is not a digest; expected sha256: followed by 64 hex digits"
-        ))
+        Err(InvalidDigest {
+            digest: d.to_string(),
+        })
     }
 }
 
@@ -99,11 +108,21 @@ pub struct Config {
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
+/// A date that is not `YYYY-MM-DD`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not a date; expected YYYY-MM-DD")]
+pub struct InvalidDate {
+    /// The date as written.
+    pub text: String,
+}
+
 /// `YYYY-MM-DD`, checked and normalised (`asOf`, `--as-of`).
-pub fn parse_date(s: &str) -> std::result::Result<String, String> {
+pub fn parse_date(s: &str) -> std::result::Result<String, InvalidDate> {
     chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
         .map(|d| d.format("%Y-%m-%d").to_string())
-        .map_err(|_| format!("`{s}` is not a date; expected YYYY-MM-DD"))
+        .map_err(|_| InvalidDate {
+            text: s.to_string(),
+        })
 }
 
 impl Config {
@@ -164,7 +183,7 @@ impl Config {
                 .as_str()
                 .map(str::to_string)
                 .unwrap_or_else(|| v.to_string());
-            parse_date(&s).map_err(|e| fail("/asOf", e))?;
+            parse_date(&s).map_err(|e| fail("/asOf", e.to_string()))?;
             cfg.as_of = Some(s);
         }
         if let Some(r) = root.get("regions") {
@@ -246,7 +265,8 @@ impl Config {
                             .ok_or_else(|| fail(&ptr, "a pinned policy needs `path`".into()))?;
                         let digest = match m.get("digest") {
                             Some(Value::String(d)) => Some(
-                                check_digest(d).map_err(|e| fail(&format!("{ptr}/digest"), e))?,
+                                check_digest(d)
+                                    .map_err(|e| fail(&format!("{ptr}/digest"), e.to_string()))?,
                             ),
                             Some(_) => {
                                 return Err(fail(

@@ -357,6 +357,38 @@ mod tests {
     }
 
     #[test]
+    fn a_pin_is_a_sha256_digest_and_a_date_is_a_day() {
+        let hex = "AB".repeat(32);
+        assert_eq!(
+            PolicyRef::parse(&format!("p.wasm@sha256:{hex}")),
+            Ok(PolicyRef {
+                path: PathBuf::from("p.wasm"),
+                digest: Some(format!("sha256:{}", hex.to_ascii_lowercase())),
+            })
+        );
+        let err = PolicyRef::parse("p.wasm@sha256:abc");
+        assert_eq!(
+            err,
+            Err(crate::config::InvalidDigest {
+                digest: "sha256:abc".into()
+            })
+        );
+        assert_eq!(
+            err.map_err(|e| e.to_string()),
+            Err("`sha256:abc` is not a digest; expected sha256: followed by 64 hex digits".into())
+        );
+        assert_eq!(
+            crate::config::parse_date(" 2026-01-31 "),
+            Ok("2026-01-31".into())
+        );
+        let err = crate::config::parse_date("2026-02-30").map_err(|e| e.to_string());
+        assert_eq!(
+            err,
+            Err("`2026-02-30` is not a date; expected YYYY-MM-DD".into())
+        );
+    }
+
+    #[test]
     fn a_configured_rule_must_exist_or_be_the_front_ends_own() -> TestResult {
         let engine = engine()?;
         let config = Config::parse(

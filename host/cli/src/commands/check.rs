@@ -1,8 +1,9 @@
 //! `computeguard check [PATH...]`
 
 use crate::baseline::Baseline;
+use crate::config::parse_date;
 use crate::report::{Format, RenderOptions, Report, RuleDoc, Severity};
-use crate::{Outcome, load_config, parse_date, policies, scan, today};
+use crate::{Outcome, load_config, policies, scan, today};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
