@@ -565,12 +565,7 @@ impl Scan<'_> {
                         syntax.name(),
                         e.line,
                         e.column,
-                        e.message
-                            .strip_prefix("invalid yaml: ")
-                            .or_else(|| e.message.strip_prefix("invalid json: "))
-                            .or_else(|| e.message.strip_prefix("invalid hcl: "))
-                            .or_else(|| e.message.strip_prefix("invalid bicep: "))
-                            .unwrap_or(&e.message)
+                        e.message.text
                     ),
                 });
                 return out;
@@ -695,7 +690,12 @@ impl Scan<'_> {
                                 call.name,
                                 e.line,
                                 e.column,
-                                e.message.strip_prefix("invalid hcl: ").unwrap_or(&e.message)
+                                // "invalid file" says what `invalid hcl: ` would; a
+                                // `.tf.json` file keeps `invalid json: `.
+                                match e.message.syntax {
+                                    Some(computeguard_decode::Syntax::Hcl) => e.message.text,
+                                    _ => e.message.to_string(),
+                                }
                             ),
                         });
                         continue;

@@ -26,7 +26,7 @@ use tree_sitter::Node as TsNode;
 
 use crate::text::LineIndex;
 use crate::tree::{Kind, Node};
-use crate::{DecodeError, Document, Span};
+use crate::{DecodeError, Document, Span, Syntax};
 
 /// Decodes a Bicep file into one document in the ARM template shape.
 ///
@@ -42,10 +42,12 @@ pub fn decode_bicep(text: &str) -> Result<Document, DecodeError> {
     let mut parser = tree_sitter::Parser::new();
     parser
         .set_language(&tree_sitter_bicep::LANGUAGE.into())
-        .map_err(|e| DecodeError::new(1, 1, format!("invalid bicep: grammar unavailable: {e}")))?;
+        .map_err(|e| {
+            DecodeError::invalid(Syntax::Bicep, 1, 1, format!("grammar unavailable: {e}"))
+        })?;
     let tree = parser
         .parse(body, None)
-        .ok_or_else(|| DecodeError::new(1, 1, "invalid bicep: the parser gave up"))?;
+        .ok_or_else(|| DecodeError::invalid(Syntax::Bicep, 1, 1, "the parser gave up"))?;
     let lines = LineIndex::new(body, base);
     let root = tree.root_node();
     if root.has_error() {
@@ -74,7 +76,7 @@ fn syntax_error(root: TsNode, text: &str, lines: &LineIndex) -> DecodeError {
     while let Some(n) = stack.pop() {
         if n.is_missing() {
             let at = lines.span(n.start_byte());
-            return DecodeError::at(at, format!("invalid bicep: expected `{}`", n.kind()));
+            return DecodeError::invalid_at(Syntax::Bicep, at, format!("expected `{}`", n.kind()));
         }
         if n.is_error() {
             let at = lines.span(n.start_byte());
@@ -86,17 +88,18 @@ fn syntax_error(root: TsNode, text: &str, lines: &LineIndex) -> DecodeError {
                 .collect();
             let token = token.lines().next().unwrap_or_default().trim().to_string();
             let parent = n.parent().map_or("file", |p| p.kind()).replace('_', " ");
-            return DecodeError::at(
+            return DecodeError::invalid_at(
+                Syntax::Bicep,
                 at,
                 if token.is_empty() {
-                    format!("invalid bicep: unexpected end of input in {parent}")
+                    format!("unexpected end of input in {parent}")
                 } else {
                     let hint = match parent.as_str() {
                         "object" => "; expected `name: value` or `}`",
                         "array" => "; expected a value or `]`",
                         _ => "",
                     };
-                    format!("invalid bicep: unexpected `{token}` in {parent}{hint}")
+                    format!("unexpected `{token}` in {parent}{hint}")
                 },
             );
         }
@@ -107,7 +110,7 @@ fn syntax_error(root: TsNode, text: &str, lines: &LineIndex) -> DecodeError {
             .collect();
         stack.extend(children.into_iter().rev());
     }
-    DecodeError::new(1, 1, "invalid bicep: syntax error")
+    DecodeError::invalid(Syntax::Bicep, 1, 1, "syntax error")
 }
 
 /// Building translated nodes (the tree is shared with the HCL decoder).
@@ -955,8 +958,11 @@ module m 'child.bicep' = {
     #[test]
     fn syntax_errors_name_line_and_expectation() {
         let err = decode_bicep("param a string = 'x'\nresource r 'T@1' = {\n  name: 'a'\n").err();
-        let err = err.map(|e| (e.line, e.message.starts_with("invalid bicep: ")));
-        assert!(matches!(err, Some((l, true)) if l >= 2), "{err:?}");
+        let err = err.map(|e| (e.line, e.message.syntax, e.to_string()));
+        assert!(
+            matches!(&err, Some((l, Some(crate::Syntax::Bicep), shown)) if *l >= 2 && shown.starts_with("invalid bicep: ")),
+            "{err:?}"
+        );
         let err = decode_bicep("param = 3\n").err().map(|e| e.line);
         assert_eq!(err, Some(1));
     }

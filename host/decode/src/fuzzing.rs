@@ -53,7 +53,7 @@ pub fn hcl(data: &[u8]) {
         ),
         // Nested blocks with labels can exceed JSON's nesting limit; that is not a defect.
         Err(e) => assert!(
-            e.message.contains("nesting too deep"),
+            e.message.text.contains("nesting too deep"),
             "the JSON syntax of {text:?} does not decode back: {e}"
         ),
     }

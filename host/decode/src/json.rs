@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::positions::Positions;
 use crate::text::to_u32;
-use crate::{DecodeError, Document, Span};
+use crate::{DecodeError, Document, Span, Syntax};
 
 /// Decodes a JSON text (an ARM template, a Kubernetes manifest in JSON, ...).
 ///
@@ -59,10 +59,11 @@ fn json_error(error: &serde_json::Error, text: &str) -> DecodeError {
         other => other,
     };
     let line = error.line().max(1);
-    DecodeError::new(
+    DecodeError::invalid(
+        Syntax::Json,
         to_u32(line),
         char_column(text, line, error.column()),
-        format!("invalid json: {message}"),
+        message,
     )
 }
 
@@ -130,7 +131,7 @@ impl<'a> Scanner<'a> {
 
     fn unexpected(&self) -> DecodeError {
         // Unreachable for text that `serde_json` accepted; reported rather than panicking.
-        DecodeError::at(self.span(), "invalid json: unexpected character")
+        DecodeError::invalid_at(Syntax::Json, self.span(), "unexpected character")
     }
 
     fn expect(&mut self, byte: u8) -> Result<(), DecodeError> {

@@ -66,9 +66,10 @@
 //! - [`Positions`] maps a pointer to a [`Span`]: 1-based line and column (counted in
 //!   characters) plus the byte offset. Memory is proportional to the number of nodes written in
 //!   the source: nodes copied by an alias are located at the alias, not stored again.
-//! - [`DecodeError`] carries the line and column of the problem and a message in the crate's
-//!   style (``invalid yaml: ...``, ``invalid json: ...``, ``duplicate key `x` ``); the caller
-//!   adds the file name.
+//! - [`DecodeError`] carries the line and column of the problem and a [`Message`] in the
+//!   crate's style: for a syntax error the [`Syntax`] broken and what was expected, shown as
+//!   ``invalid yaml: ...``, ``invalid json: ...``; otherwise the problem alone
+//!   (``duplicate key `x` ``). The caller adds the file name.
 //!
 //! # Limits
 //!
@@ -94,7 +95,7 @@ mod tree;
 mod yaml;
 
 pub use bicep::decode_bicep;
-pub use error::DecodeError;
+pub use error::{DecodeError, Message, Syntax};
 pub use json::decode_json;
 pub use positions::{Positions, Span, escape_key};
 pub use terraform::{TerraformVariables, decode_hcl, labelled_blocks, tfvars_precedence};

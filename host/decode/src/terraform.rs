@@ -21,7 +21,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::text::{LineIndex, to_u32};
 use crate::tree::{Kind, Node};
-use crate::{DecodeError, Document, Span};
+use crate::{DecodeError, Document, Span, Syntax};
 
 /// Decodes a Terraform HCL file (`.tf`) or a variable definitions file (`.tfvars`) into the
 /// Terraform JSON configuration syntax.
@@ -85,10 +85,11 @@ fn hcl_error(error: &hcl_edit::parser::Error, text: &str) -> DecodeError {
         }
         other => other,
     };
-    DecodeError::new(
+    DecodeError::invalid(
+        Syntax::Hcl,
         to_u32(location.line()),
         to_u32(column),
-        format!("invalid hcl: {message}"),
+        message,
     )
 }
 
@@ -622,14 +623,20 @@ variable "gpu_vm_size" {
     #[test]
     fn malformed_hcl_names_line_column_and_expectation() {
         let error = decode_hcl("resource \"x\" \"y\" {\n  a = [1,\n}\n").err();
-        let error = error.map(|e| (e.line, e.message.starts_with("invalid hcl: ")));
-        assert_eq!(error, Some((3, true)));
+        let error = error.map(|e| (e.line, e.message.syntax, e.message.to_string()));
+        assert!(
+            matches!(&error, Some((3, Some(crate::Syntax::Hcl), shown)) if shown.starts_with("invalid hcl: ")),
+            "{error:?}"
+        );
         let duplicate = decode_hcl("a = 1\na = 2\n").err().map(|e| e.line);
         assert_eq!(duplicate, Some(2));
         let mixed = decode_hcl("a = 1\na {\n}\n").err().map(|e| e.message);
         assert_eq!(
-            mixed.as_deref(),
-            Some("`a` is both an attribute and a block: expected one or the other")
+            mixed,
+            Some(crate::Message {
+                syntax: None,
+                text: "`a` is both an attribute and a block: expected one or the other".into()
+            })
         );
     }
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::positions::Positions;
 use crate::scalar::{NotFinite, resolve_plain};
 use crate::text::{ByteOffsets, to_u32};
-use crate::{DecodeError, Document, MAX_ALIAS_BYTES, MAX_DEPTH, MAX_NODES, Span};
+use crate::{DecodeError, Document, MAX_ALIAS_BYTES, MAX_DEPTH, MAX_NODES, Span, Syntax};
 
 /// Decodes every document of a YAML stream.
 ///
@@ -48,10 +48,11 @@ fn scan_error(error: &ScanError, offsets: &ByteOffsets<'_>, text: &str) -> Decod
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let column = text[line_start..at].chars().count() + 1;
-        return DecodeError::new(
+        return DecodeError::invalid(
+            Syntax::Yaml,
             to_u32(line),
             to_u32(column),
-            "invalid yaml: a tab character: YAML indents with spaces only, and a tab cannot start or sit in this value; use spaces",
+            "a tab character: YAML indents with spaces only, and a tab cannot start or sit in this value; use spaces",
         );
     }
     let message = match error.info() {
@@ -61,7 +62,7 @@ fn scan_error(error: &ScanError, offsets: &ByteOffsets<'_>, text: &str) -> Decod
         }
         info => info,
     };
-    DecodeError::at(span, format!("invalid yaml: {message}"))
+    DecodeError::invalid_at(Syntax::Yaml, span, message)
 }
 
 fn span_of(marker: saphyr_parser::Marker, offsets: &ByteOffsets<'_>) -> Span {
@@ -390,9 +391,10 @@ impl<'t> Builder<'t> {
 
     fn end(&mut self, at: Span) -> Result<(), DecodeError> {
         let Some(frame) = self.stack.pop() else {
-            return Err(DecodeError::at(
+            return Err(DecodeError::invalid_at(
+                Syntax::Yaml,
                 at,
-                "invalid yaml: unbalanced end of collection",
+                "unbalanced end of collection",
             ));
         };
         let value = match frame.kind {
@@ -451,9 +453,10 @@ impl<'t> Builder<'t> {
             ..
         }) = self.stack.last_mut()
         else {
-            return Err(DecodeError::at(
+            return Err(DecodeError::invalid_at(
+                Syntax::Yaml,
                 at,
-                "invalid yaml: key outside of a mapping",
+                "key outside of a mapping",
             ));
         };
         if merge {
@@ -531,7 +534,11 @@ impl<'t> Builder<'t> {
                     });
                 }
                 Pending::Key => {
-                    return Err(DecodeError::at(at, "invalid yaml: value without a key"));
+                    return Err(DecodeError::invalid_at(
+                        Syntax::Yaml,
+                        at,
+                        "value without a key",
+                    ));
                 }
             },
         }

@@ -197,7 +197,10 @@ pub fn module_files(call: &ModuleCall) -> Vec<ModuleFile> {
             Err(e) => Err(DecodeError {
                 line: 0,
                 column: 0,
-                message: format!("cannot read file: {e}"),
+                message: computeguard_decode::Message {
+                    syntax: None,
+                    text: format!("cannot read file: {e}"),
+                },
             }),
         };
         if let Ok(doc) = &decoded {

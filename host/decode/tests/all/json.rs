@@ -1,4 +1,4 @@
-use computeguard_decode::{DecodeError, decode_json};
+use computeguard_decode::{DecodeError, Message, Syntax, decode_json};
 use serde_json::{Value, json};
 
 use crate::{TestResult, at, error};
@@ -86,30 +86,33 @@ fn invalid_json_reports_serde_json_line_in_our_words() -> TestResult {
         DecodeError {
             line: 3,
             column: 3,
-            message: "invalid json: expected `,` or `}`".into(),
+            message: Message {
+                syntax: Some(Syntax::Json),
+                text: "expected `,` or `}`".into(),
+            },
         }
     );
 
     let err = error(decode_json("{\"a\": [1, 2}"))?;
-    assert_eq!(err.message, "invalid json: expected `,` or `]`");
+    assert_eq!(err.message.to_string(), "invalid json: expected `,` or `]`");
     assert_eq!(err.line, 1);
 
     let err = error(decode_json("{\"a\": [1,\n"))?;
     assert_eq!(
-        err.message,
+        err.message.to_string(),
         "invalid json: unexpected end of input, expected a value"
     );
     assert_eq!(err.line, 2);
 
     let err = error(decode_json("[1, 2,]"))?;
     assert_eq!(
-        err.message,
+        err.message.to_string(),
         "invalid json: expected another element after `,`"
     );
 
     let err = error(decode_json("{} {}"))?;
     assert_eq!(
-        err.message,
+        err.message.to_string(),
         "invalid json: expected the end of input after the value"
     );
 
@@ -122,7 +125,7 @@ fn invalid_json_reports_serde_json_line_in_our_words() -> TestResult {
 fn invalid_json_columns_count_characters() -> TestResult {
     let err = error(decode_json("{\"ééé\": tru}"))?;
     assert_eq!(
-        err.message,
+        err.message.to_string(),
         "invalid json: expected `true`, `false` or `null`"
     );
     assert_eq!((err.line, err.column), (1, 12));
@@ -134,7 +137,9 @@ fn json_nesting_is_limited_by_serde_json() -> TestResult {
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
     let err = error(decode_json(&deep))?;
     assert!(
-        err.message.starts_with("invalid json: nesting too deep"),
+        err.message
+            .to_string()
+            .starts_with("invalid json: nesting too deep"),
         "{err}"
     );
     Ok(())
@@ -143,7 +148,7 @@ fn json_nesting_is_limited_by_serde_json() -> TestResult {
 #[test]
 fn json_duplicate_keys_are_errors() -> TestResult {
     let err = error(decode_json("{\n  \"sku\": \"a\",\n  \"sku\": \"b\"\n}"))?;
-    assert_eq!(err.message, "duplicate key `sku`");
+    assert_eq!(err.message.to_string(), "duplicate key `sku`");
     assert_eq!((err.line, err.column), (3, 3));
     // The same key in different objects is fine.
     decode_json(r#"[{"sku": 1}, {"sku": 2}]"#)?;

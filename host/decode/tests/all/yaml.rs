@@ -1,4 +1,4 @@
-use computeguard_decode::{DecodeError, Document, MAX_DEPTH, decode_yaml};
+use computeguard_decode::{DecodeError, Document, MAX_DEPTH, Message, Syntax, decode_yaml};
 use serde_json::json;
 
 use crate::{TestResult, at, error};
@@ -200,13 +200,14 @@ fn duplicate_keys_are_errors_with_the_line() -> TestResult {
     let err = error(decode_yaml(
         "metadata:\n  name: a\n  labels: {}\n  name: b\n",
     ))?;
-    assert_eq!(err.message, "duplicate key `name`");
+    assert_eq!(err.message.to_string(), "duplicate key `name`");
+    assert_eq!(err.message.syntax, None, "well-formed YAML");
     assert_eq!((err.line, err.column), (4, 3));
     assert_eq!(err.to_string(), "duplicate key `name` at line 4 column 3");
 
     let err = error(decode_yaml("{a: 1, a: 2}"))?;
     assert_eq!(
-        (err.message.as_str(), err.line, err.column),
+        (err.message.text.as_str(), err.line, err.column),
         ("duplicate key `a`", 1, 8)
     );
     Ok(())
@@ -216,14 +217,14 @@ fn duplicate_keys_are_errors_with_the_line() -> TestResult {
 fn collection_keys_are_errors_with_the_position() -> TestResult {
     let err = error(decode_yaml("ok: 1\n? [a, b]\n: c\n"))?;
     assert_eq!(
-        err.message,
+        err.message.to_string(),
         "expected a scalar as mapping key, found a sequence"
     );
     assert_eq!((err.line, err.column), (2, 3));
 
     let err = error(decode_yaml("anchor: &m {x: 1}\n*m : y\n"))?;
     assert_eq!(
-        err.message,
+        err.message.to_string(),
         "expected a scalar as mapping key, found an alias to a collection"
     );
     assert_eq!(err.line, 2);
@@ -238,13 +239,21 @@ fn invalid_yaml_reports_line_and_column() -> TestResult {
         DecodeError {
             line: 2,
             column: 8,
-            message: "invalid yaml: mapping values are not allowed in this context".into(),
+            message: Message {
+                syntax: Some(Syntax::Yaml),
+                text: "mapping values are not allowed in this context".into(),
+            },
         }
+    );
+    // Shown with its syntax, as the message always read.
+    assert_eq!(
+        err.to_string(),
+        "invalid yaml: mapping values are not allowed in this context at line 2 column 8"
     );
 
     let err = error(decode_yaml("items: [a, b\n"))?;
     assert_eq!(
-        err.message,
+        err.message.to_string(),
         "invalid yaml: while parsing a flow sequence, expected ',' or ']'"
     );
     assert_eq!((err.line, err.column), (2, 1));
@@ -256,7 +265,9 @@ fn tabs_in_indentation_are_errors() -> TestResult {
     let err = error(decode_yaml("spec:\n\tvmSize: Standard_D2s_v3\n"))?;
     assert_eq!(err.line, 2);
     assert!(
-        err.message.starts_with("invalid yaml: tabs disallowed"),
+        err.message
+            .to_string()
+            .starts_with("invalid yaml: tabs disallowed"),
         "{err}"
     );
     Ok(())
@@ -273,7 +284,7 @@ fn a_tab_after_a_plain_value_is_reported_at_its_own_line_and_column() -> TestRes
     ] {
         let err = error(decode_yaml(text))?;
         assert_eq!((err.line, err.column), (line, column), "{text:?}: {err}");
-        assert!(err.message.contains("a tab character"), "{err}");
+        assert!(err.message.text.contains("a tab character"), "{err}");
     }
     Ok(())
 }
@@ -316,14 +327,14 @@ list:
 fn anchors_do_not_cross_documents() -> TestResult {
     let err = error(decode_yaml("a: &x 1\n---\nb: *x\n"))?;
     assert_eq!(err.line, 3);
-    assert!(err.message.contains("unknown anchor"), "{err}");
+    assert!(err.message.text.contains("unknown anchor"), "{err}");
     Ok(())
 }
 
 #[test]
 fn an_alias_inside_its_own_anchor_is_an_error() -> TestResult {
     let err = error(decode_yaml("a: &a [1, *a]\n"))?;
-    assert!(err.message.starts_with("unknown anchor"), "{err}");
+    assert!(err.message.text.starts_with("unknown anchor"), "{err}");
     assert_eq!((err.line, err.column), (1, 11));
     Ok(())
 }
@@ -339,6 +350,7 @@ fn alias_bomb_hits_the_node_limit() -> TestResult {
     let err = error(decode_yaml(&text))?;
     assert!(
         err.message
+            .text
             .starts_with("too many nodes: expected at most 1000000"),
         "{err}"
     );
@@ -353,7 +365,7 @@ fn alias_of_long_text_hits_the_byte_limit() -> TestResult {
     let text = format!("big: &big {long}\ncopies: [{aliases}]\n");
     let err = error(decode_yaml(&text))?;
     assert!(
-        err.message.starts_with("aliases copy too much text"),
+        err.message.text.starts_with("aliases copy too much text"),
         "{err}"
     );
     assert_eq!(err.line, 2);
@@ -370,6 +382,7 @@ fn nesting_deeper_than_the_limit_is_an_error() -> TestResult {
     let err = error(decode_yaml(&deep))?;
     assert!(
         err.message
+            .text
             .starts_with("nesting too deep: expected at most 256"),
         "{err}"
     );
@@ -379,7 +392,9 @@ fn nesting_deeper_than_the_limit_is_an_error() -> TestResult {
     let flow = format!("{}{}", "[".repeat(300), "]".repeat(300));
     let err = error(decode_yaml(&flow))?;
     assert!(
-        err.message.starts_with("invalid yaml: nesting too deep"),
+        err.message
+            .to_string()
+            .starts_with("invalid yaml: nesting too deep"),
         "{err}"
     );
 
@@ -393,7 +408,7 @@ fn nesting_deeper_than_the_limit_is_an_error() -> TestResult {
         "]".repeat(half)
     );
     let err = error(decode_yaml(&text))?;
-    assert!(err.message.starts_with("nesting too deep"), "{err}");
+    assert!(err.message.text.starts_with("nesting too deep"), "{err}");
     assert_eq!(err.line, 2);
     Ok(())
 }
@@ -442,7 +457,7 @@ quoted:
 fn merge_of_a_scalar_is_an_error() -> TestResult {
     let err = error(decode_yaml("a: &a 1\nb:\n  <<: *a\n"))?;
     assert_eq!(
-        err.message,
+        err.message.to_string(),
         "expected a mapping or a sequence of mappings as value of merge key `<<`"
     );
     assert_eq!((err.line, err.column), (3, 3));
