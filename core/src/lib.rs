@@ -25,6 +25,7 @@ pub mod azure;
 pub mod catalog;
 mod cel_value;
 pub mod compute;
+pub mod context;
 pub mod cuda;
 pub mod eval;
 #[doc(hidden)]

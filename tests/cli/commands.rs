@@ -175,7 +175,7 @@ fn policies_lists_and_exports_builtins() -> std::io::Result<()> {
     );
     assert!(
         std::fs::read_to_string(dir.path().join("wit/policy.wit"))?
-            .contains("package computeguard:policy@0.1.0;")
+            .contains("package computeguard:policy@0.2.0;")
     );
     Ok(())
 }

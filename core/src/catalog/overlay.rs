@@ -415,8 +415,14 @@ mod tests {
         }))
         .expect_err("invalid");
         let text = err.to_string();
-        assert!(text.contains("at `/skus/0/source`: required field is missing"), "{text}");
-        assert!(text.contains("at `/skus/0/vcpu`: unknown field; expected one of"), "{text}");
+        assert!(
+            text.contains("at `/skus/0/source`: required field is missing"),
+            "{text}"
+        );
+        assert!(
+            text.contains("at `/skus/0/vcpu`: unknown field; expected one of"),
+            "{text}"
+        );
         assert!(text.contains("at `/skus/1/name`"), "{text}");
         // Schema problems come first; the calendar check runs on a schema-valid document.
         let err = parse(&json!({

@@ -29,6 +29,7 @@ use computeguard::policy::pack;
 use computeguard::policy::types::{
     Error, PolicyInfo, Request, ResourceRef, Response, RuleInfo, Severity, SourceKind, Violation,
 };
+use exports::computeguard::policy::context::Guest as ContextGuest;
 use exports::computeguard::policy::evaluator::Guest as EvaluatorGuest;
 
 struct Runtime;
@@ -123,6 +124,18 @@ impl Guest for Runtime {
             let _ = settings_schema(e);
         }
         reserve_heap();
+    }
+}
+
+impl ContextGuest for Runtime {
+    /// Checks the whole context, then installs it: catalog overlays over the built-in
+    /// sizes, and the subscription's SKU and usage lists for the rules that read them.
+    /// A refused context changes nothing. The engine calls it before `prepare`, so a
+    /// pre-initialised snapshot starts with the context already in memory.
+    fn configure(context: String) -> Result<(), String> {
+        let parsed =
+            computeguard_policy_core::context::parse(&context).map_err(|e| e.to_string())?;
+        computeguard_policy_core::context::install(parsed).map_err(|e| e.to_string())
     }
 }
 

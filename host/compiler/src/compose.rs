@@ -1,7 +1,7 @@
 //! Joins the CEL runtime component with a pack into one policy component.
 //!
 //! The pack becomes a tiny generated component exporting
-//! `computeguard:policy/pack@0.1.0` (`bytes: func() -> list<u8>` returning a data
+//! `computeguard:policy/pack@0.2.0` (`bytes: func() -> list<u8>` returning a data
 //! segment). `wac-graph` plugs it into the runtime's `pack` import, the same
 //! composition `wac plug` performs, so the result imports only what the runtime
 //! needs from WASI and exports only `computeguard:policy/evaluator`.
@@ -12,9 +12,9 @@ use wac_graph::types::Package;
 use wac_graph::{CompositionGraph, EncodeOptions};
 
 /// The interface name the runtime imports for its pack.
-pub const PACK_INTERFACE: &str = "computeguard:policy/pack@0.1.0";
+pub const PACK_INTERFACE: &str = "computeguard:policy/pack@0.2.0";
 /// The one interface a finished policy exports.
-pub const EVALUATOR_INTERFACE: &str = "computeguard:policy/evaluator@0.1.0";
+pub const EVALUATOR_INTERFACE: &str = "computeguard:policy/evaluator@0.2.0";
 
 /// Why composition failed (a broken runtime component, not user input).
 #[derive(Debug, thiserror::Error)]

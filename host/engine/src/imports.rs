@@ -6,7 +6,9 @@ use crate::LoadError;
 use wasmtime::component::Component;
 
 /// The interface through which the runtime reads its pack.
-pub(crate) const PACK_INTERFACE: &str = "computeguard:policy/pack@0.1.0";
+pub(crate) const PACK_INTERFACE: &str = "computeguard:policy/pack@0.2.0";
+/// The interface through which a policy takes context (catalog overlays, Azure facts).
+pub(crate) const CONTEXT_INTERFACE: &str = "computeguard:policy/context@0.2.0";
 
 /// WASI interfaces a policy may import. Everything else is refused at load time.
 /// `computeguard:policy/types` carries only types (no functions); components that
@@ -17,7 +19,7 @@ const ALLOWED_IMPORTS: &[&str] = &[
     "wasi:clocks/",
     "wasi:random/",
     "wasi:filesystem/",
-    "computeguard:policy/types@0.1",
+    "computeguard:policy/types@0.2.",
 ];
 
 /// Whether a policy may import `name` (see [`check_imports`]).

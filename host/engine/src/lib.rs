@@ -169,6 +169,14 @@ pub enum LoadError {
         /// What went wrong, as the layer below said it.
         reason: String,
     },
+    /// The policy refused the context it was given (`configure` returned an error).
+    #[error("`{origin}` refused its context: {reason}")]
+    Context {
+        /// Where the component came from: its path, or `builtin:NAME`.
+        origin: String,
+        /// The policy's own error text: every problem it found.
+        reason: String,
+    },
     /// The component is larger than `EngineConfig::max_component_bytes`.
     #[error(
         "`{origin}` is {} ({size} bytes), over the {} limit for a policy component (EngineConfig::max_component_bytes); refusing to compile it",
@@ -183,6 +191,39 @@ pub enum LoadError {
         /// The limit in bytes.
         limit: usize,
     },
+}
+
+/// Knowledge a policy gets once per instance through `computeguard:policy/context`:
+/// catalog overlays and the subscription's facts, as the JSON text `configure` takes
+/// (see `wit/policy.wit`). For a policy `computeguard build` made, the engine gives it
+/// while pre-initialising, so the snapshot every evaluation starts from already holds
+/// it and an evaluation pays nothing for it, however large; any other policy that
+/// exports the interface gets it in each fresh instance.
+#[derive(Clone, Debug)]
+pub struct PolicyContext {
+    json: Arc<str>,
+    digest: String,
+}
+
+impl PolicyContext {
+    /// A context from its JSON text (checked by the policy when it is loaded).
+    pub fn new(json: String) -> Self {
+        let digest = cache::digest(json.as_bytes());
+        Self {
+            json: json.into(),
+            digest,
+        }
+    }
+
+    /// The JSON text.
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// `sha256` hex of the JSON text: part of a pre-initialised snapshot's cache key.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
 }
 
 /// Why an evaluation produced no response.
@@ -312,7 +353,7 @@ impl Drop for Shared {
 /// imports its pack but never reads it (the snapshot holds it decoded); asking anyway is
 /// a bug, answered with a trap.
 fn policy_imports(linker: &mut Linker<sandbox::Ctx>) -> wasmtime::Result<()> {
-    linker.instance("computeguard:policy/types@0.1.0")?;
+    linker.instance("computeguard:policy/types@0.2.0")?;
     linker.instance(imports::PACK_INTERFACE)?.func_wrap(
         "bytes",
         |_, ()| -> wasmtime::Result<(Vec<u8>,)> {
@@ -427,6 +468,19 @@ impl Engine {
     /// Loads a policy component: checks its imports, compiles it (or loads the cached
     /// artifact), pre-instantiates it and reads its metadata. `origin` names it in errors.
     pub fn load(&self, bytes: &[u8], origin: &str) -> Result<Policy, LoadError> {
-        policy::load(self, bytes, origin)
+        policy::load(self, bytes, origin, None)
+    }
+
+    /// [`Engine::load`], giving the policy `context` (see [`PolicyContext`]). A policy
+    /// that refuses it is not loaded ([`LoadError::Context`]); a policy that does not
+    /// export `computeguard:policy/context` loads without it
+    /// ([`Policy::takes_context`] says which).
+    pub fn load_with_context(
+        &self,
+        bytes: &[u8],
+        origin: &str,
+        context: Option<&PolicyContext>,
+    ) -> Result<Policy, LoadError> {
+        policy::load(self, bytes, origin, context)
     }
 }

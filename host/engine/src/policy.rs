@@ -4,7 +4,7 @@ use crate::bindings::{self, GuestError, PolicyInfo, Request, Response};
 use crate::imports::check_imports;
 use crate::output::{self, RawError, RawResponse};
 use crate::sandbox::Ctx;
-use crate::{Engine, EvalError, LoadError, SettingsError, cache, preinit};
+use crate::{Engine, EvalError, LoadError, PolicyContext, SettingsError, cache, preinit};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 use wasmtime::component::{Component, ComponentExportIndex};
@@ -24,6 +24,11 @@ pub struct Policy {
     declared: HashSet<String>,
     /// `evaluator.evaluate`, called through a lazily lifted signature (see `output`).
     evaluate: ComponentExportIndex,
+    /// Context every fresh instance is configured with before use; none when there is
+    /// none or the pre-initialised snapshot already holds it.
+    context: Option<std::sync::Arc<str>>,
+    /// The policy exports `computeguard:policy/context`.
+    takes_context: bool,
 }
 
 impl std::fmt::Debug for Policy {
@@ -35,7 +40,12 @@ impl std::fmt::Debug for Policy {
     }
 }
 
-pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy, LoadError> {
+pub(crate) fn load(
+    engine: &Engine,
+    bytes: &[u8],
+    origin: &str,
+    context: Option<&PolicyContext>,
+) -> Result<Policy, LoadError> {
     let shared = &engine.shared;
     let invalid = |reason: String| LoadError::Invalid {
         origin: origin.to_string(),
@@ -51,7 +61,11 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
     }
     let digest = cache::digest(bytes);
     let dir = shared.config.cache_dir.as_deref();
-    let prepared_key = format!("{digest}-prepared");
+    // A snapshot holds the context it was configured with: the key names both.
+    let prepared_key = match context {
+        Some(c) => format!("{digest}-prepared-{}", c.digest()),
+        None => format!("{digest}-prepared"),
+    };
     let prepared = if !shared.config.preinitialise {
         None
     } else if let Some(component) = cache::cached(&shared.engine, dir, &prepared_key) {
@@ -59,18 +73,31 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
         // to parse them again.
         Some(component)
     } else {
-        preinit::split(bytes).and_then(|parts| {
+        match preinit::split(bytes).map(|parts| {
             cache::load_or_compile(&shared.engine, dir, &prepared_key, || {
                 engine.count_compile();
-                let snapshot =
-                    preinit::prepare(&shared.engine, &parts, || Ctx::new(&shared.config))?;
+                let snapshot = preinit::prepare(
+                    &shared.engine,
+                    &parts,
+                    || Ctx::new(&shared.config),
+                    context.map(PolicyContext::json),
+                )?;
                 Component::new(&shared.engine, snapshot)
             })
-            .inspect_err(|e| {
-                tracing::warn!(policy = origin, error = %format!("{e:#}"), "pre-initialisation failed; evaluating the policy as built")
-            })
-            .ok()
-        })
+        }) {
+            None => None,
+            Some(Ok(component)) => Some(component),
+            Some(Err(e)) => {
+                if let Some(refused) = e.downcast_ref::<preinit::ContextRefused>() {
+                    return Err(LoadError::Context {
+                        origin: origin.to_string(),
+                        reason: refused.0.clone(),
+                    });
+                }
+                tracing::warn!(policy = origin, error = %format!("{e:#}"), "pre-initialisation failed; evaluating the policy as built");
+                None
+            }
+        }
     };
     let (component, prepared) = match prepared {
         Some(component) => (component, true),
@@ -101,17 +128,25 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
         reason: reason.to_string(),
     };
     let evaluator = component
-        .get_export_index(None, "computeguard:policy/evaluator@0.1.0")
-        .ok_or_else(|| not_a_policy("no `computeguard:policy/evaluator@0.1.0` export"))?;
+        .get_export_index(None, "computeguard:policy/evaluator@0.2.0")
+        .ok_or_else(|| not_a_policy("no `computeguard:policy/evaluator@0.2.0` export"))?;
     let evaluate = component
         .get_export_index(Some(&evaluator), "evaluate")
         .ok_or_else(|| not_a_policy("`evaluator` has no `evaluate`"))?;
+    let takes_context = component
+        .get_export_index(None, crate::imports::CONTEXT_INTERFACE)
+        .is_some();
     let mut policy = Policy {
         engine: engine.clone(),
         pre,
         pre_async,
         declared: HashSet::new(),
         evaluate,
+        // Given to each fresh instance unless the snapshot holds it already.
+        context: context
+            .filter(|_| takes_context && !prepared)
+            .map(|c| std::sync::Arc::from(c.json())),
+        takes_context,
         info: PolicyInfo {
             name: origin.to_string(),
             version: String::new(),
@@ -123,6 +158,25 @@ pub(crate) fn load(engine: &Engine, bytes: &[u8], origin: &str) -> Result<Policy
         origin: origin.to_string(),
         schema: None,
     };
+    if policy.context.is_some() {
+        // Configure one instance now, so that a context the policy refuses is a load
+        // error rather than every evaluation's.
+        match policy.call(|_, _| Ok(())) {
+            Err(EvalError::Policy { reason, .. }) => {
+                return Err(LoadError::Context {
+                    origin: origin.to_string(),
+                    reason,
+                });
+            }
+            Err(e) => {
+                return Err(LoadError::Context {
+                    origin: origin.to_string(),
+                    reason: e.to_string(),
+                });
+            }
+            Ok(()) => {}
+        }
+    }
     let info = policy
         .call(|p, store| {
             check_evaluate_type(p, store, &evaluate)?;
@@ -160,6 +214,13 @@ impl Policy {
     /// What the policy says about itself.
     pub fn info(&self) -> &PolicyInfo {
         &self.info
+    }
+
+    /// The policy exports `computeguard:policy/context` and so reads the context it is
+    /// loaded with ([`Engine::load_with_context`]); a policy that does not reads only
+    /// what it has built in.
+    pub fn takes_context(&self) -> bool {
+        self.takes_context
     }
 
     /// `sha256:<hex>` of the component bytes.
@@ -261,6 +322,14 @@ impl Policy {
         let mut store = self.store(deadline, 2, wasmtime::UpdateDeadline::Yield);
         let called = output::Bounded::new(limits, async {
             let instance = self.pre_async.instantiate_async(&mut store).await?;
+            if let Some(context) = &self.context
+                && let Some(configure) = preinit::configure_func(&mut store, &instance)?
+            {
+                let (answer,) = configure
+                    .call_async(&mut store, (context.to_string(),))
+                    .await?;
+                preinit::refused(answer)?;
+            }
             let func = Instance { instance }.evaluate(&mut store, &self.evaluate)?;
             let (raw,) = func.call_async(&mut store, (request,)).await?;
             Ok(raw)
@@ -402,6 +471,17 @@ impl Policy {
             Ok(i) => i,
             Err(e) => return Err(fail(&store, e)),
         };
+        if let Some(context) = &self.context {
+            let configured = preinit::configure_func(&mut store, &instance).and_then(|f| match f {
+                Some(configure) => {
+                    preinit::refused(configure.call(&mut store, (context.to_string(),))?.0)
+                }
+                None => Ok(()),
+            });
+            if let Err(e) = configured {
+                return Err(fail(&store, e));
+            }
+        }
         let handle = Instance { instance };
         // The store (and instance) is dropped after this call, trapped or not.
         f(&handle, &mut store).map_err(|e| fail(&store, e))

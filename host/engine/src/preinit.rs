@@ -24,7 +24,7 @@
 //! runtime is one a policy may have; it runs in the same empty sandbox, with the
 //! same memory cap, as an evaluation, and under a 10 s deadline.
 
-use crate::imports::{PACK_INTERFACE, import_allowed};
+use crate::imports::{CONTEXT_INTERFACE, PACK_INTERFACE, import_allowed};
 use crate::sandbox::Ctx;
 use std::future::Future;
 use std::pin::pin;
@@ -124,16 +124,53 @@ pub(crate) fn split(bytes: &[u8]) -> Option<Parts<'_>> {
     })
 }
 
-/// Runs the runtime's `prepare` with the pack and returns the snapshot component.
+/// The policy refused the context given to it while pre-initialising: its text.
+#[derive(Debug)]
+pub(crate) struct ContextRefused(pub String);
+
+impl std::fmt::Display for ContextRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ContextRefused {}
+
+/// `configure: func(context: string) -> result<_, string>` as a typed function.
+pub(crate) type Configure = wasmtime::component::TypedFunc<(String,), (Result<(), String>,)>;
+
+/// The `configure` export of an instance of a policy that takes context; none for a
+/// policy without the context interface.
+pub(crate) fn configure_func(
+    store: &mut Store<Ctx>,
+    instance: &wasmtime::component::Instance,
+) -> wasmtime::Result<Option<Configure>> {
+    let Some(interface) = instance.get_export_index(&mut *store, None, CONTEXT_INTERFACE) else {
+        return Ok(None);
+    };
+    let func = instance
+        .get_export_index(&mut *store, Some(&interface), "configure")
+        .context("the context interface has no `configure`")?;
+    Ok(Some(instance.get_typed_func(&mut *store, func)?))
+}
+
+/// What `configure` answered, as the error [`ContextRefused`] when it said no.
+pub(crate) fn refused(answer: Result<(), String>) -> wasmtime::Result<()> {
+    answer.map_err(|e| ContextRefused(e).into())
+}
+
+/// Runs the runtime's `prepare` with the pack (after `configure` with `context`, when
+/// there is one) and returns the snapshot component.
 pub(crate) fn prepare(
     engine: &wasmtime::Engine,
     parts: &Parts<'_>,
     new_ctx: impl Fn() -> Ctx,
+    context: Option<&str>,
 ) -> wasmtime::Result<Vec<u8>> {
     let pack = pack_bytes(engine, parts.pack, new_ctx())?;
     let mut linker = Linker::<Ctx>::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-    linker.instance("computeguard:policy/types@0.1.0")?;
+    linker.instance("computeguard:policy/types@0.2.0")?;
     linker
         .instance(PACK_INTERFACE)?
         .func_wrap("bytes", move |_, ()| Ok((pack.clone(),)))?;
@@ -146,12 +183,22 @@ pub(crate) fn prepare(
     // the component's lift of it, which does not validate. Calling it again is a
     // no-op, and the engine's bindings never do.
     wizer.init_func(PREPARE).keep_init_func(true);
-    let (snapshot, _) = block_on(wizer.run_component(
-        &mut store,
-        parts.runtime,
-        async |store, component| linker.instantiate_async(store, component).await,
-    ))
-    .context("pre-initialising the runtime")?;
+    let (snapshot, _) =
+        block_on(
+            wizer.run_component(&mut store, parts.runtime, async |store, component| {
+                let instance = linker.instantiate_async(&mut *store, component).await?;
+                if let Some(context) = context
+                    && let Some(configure) = configure_func(store, &instance)?
+                {
+                    let (answer,) = configure
+                        .call_async(&mut *store, (context.to_string(),))
+                        .await?;
+                    refused(answer)?;
+                }
+                Ok(instance)
+            }),
+        )
+        .context("pre-initialising the runtime")?;
     Ok(snapshot)
 }
 
@@ -220,7 +267,7 @@ mod tests {
                 _ => {}
             }
         }
-        assert_eq!(exports, ["computeguard:policy/evaluator@0.1.0"]);
+        assert_eq!(exports, ["computeguard:policy/evaluator@0.2.0"]);
     }
 
     /// A composition with the shape `split` looks for, the runtime importing `extra`.
@@ -232,7 +279,7 @@ mod tests {
     (import "{PACK_INTERFACE}" (instance))
     (import "{extra}" (instance $x))
     (export "prepare" (instance $x))
-    (export "computeguard:policy/evaluator@0.1.0" (instance $x)))
+    (export "computeguard:policy/evaluator@0.2.0" (instance $x)))
   (component $pack
     (instance $i)
     (export "{PACK_INTERFACE}" (instance $i))))"#

@@ -22,10 +22,10 @@ fn wat_policy(body: &str) -> anyhow::Result<Vec<u8>> {
     (if (i32.gt_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536)))
       (then (drop (memory.grow (i32.const 1)))))
     (local.get $p))
-  (func (export "computeguard:policy/evaluator@0.1.0#metadata") (result i32) i32.const 1024)
-  (func (export "computeguard:policy/evaluator@0.1.0#validate-settings") (param i32 i32) (result i32)
+  (func (export "computeguard:policy/evaluator@0.2.0#metadata") (result i32) i32.const 1024)
+  (func (export "computeguard:policy/evaluator@0.2.0#validate-settings") (param i32 i32) (result i32)
     i32.const 0)
-  (func (export "computeguard:policy/evaluator@0.1.0#evaluate")
+  (func (export "computeguard:policy/evaluator@0.2.0#evaluate")
     (param i32 i32 i32 i32 i32 i32 i32 i32) (result i32)
     {body}
     unreachable))"#

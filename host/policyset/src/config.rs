@@ -101,6 +101,9 @@ pub struct Config {
     pub ignore: Vec<Ignore>,
     /// The `webhook:` section (used by `computeguard serve`).
     pub webhook: crate::WebhookConfig,
+    /// Catalog overlays and Azure facts (`catalog:`, `azure:`), paths resolved against
+    /// the configuration's directory.
+    pub context: crate::context::ContextFiles,
 }
 
 /// A problem in `computeguard.yaml`, with its file and line, and what was expected.
@@ -166,14 +169,15 @@ impl Config {
         };
         for key in root.keys() {
             if ![
-                "asOf", "regions", "rules", "policies", "settings", "ignore", "webhook",
+                "asOf", "regions", "rules", "policies", "settings", "ignore", "webhook", "catalog",
+                "azure",
             ]
             .contains(&key.as_str())
             {
                 return Err(fail(
                     &format!("/{key}"),
                     format!(
-                        "unknown key `{key}`; expected asOf, regions, rules, policies, settings, ignore or webhook"
+                        "unknown key `{key}`; expected asOf, regions, rules, policies, settings, ignore, webhook, catalog or azure"
                     ),
                 ));
             }
@@ -284,6 +288,66 @@ impl Config {
                     path: base.join(file),
                     digest,
                 });
+            }
+        }
+        let base = path.parent().unwrap_or(Path::new("."));
+        if let Some(c) = root.get("catalog") {
+            cfg.context.catalog = strings(c)
+                .ok_or_else(|| {
+                    fail(
+                        "/catalog",
+                        "`catalog` must be a list of catalog overlay files (YAML or JSON)".into(),
+                    )
+                })?
+                .iter()
+                .map(|f| base.join(f))
+                .collect();
+        }
+        if let Some(a) = root.get("azure") {
+            let Some(a) = a.as_object() else {
+                return Err(fail(
+                    "/azure",
+                    "`azure` must be a mapping with `skus` and/or `usage`".into(),
+                ));
+            };
+            for (k, v) in a {
+                match k.as_str() {
+                    "skus" => {
+                        cfg.context.skus = strings(v)
+                            .ok_or_else(|| {
+                                fail(
+                                    "/azure/skus",
+                                    "`azure.skus` must be a list of `az vm list-skus --all -o json` outputs".into(),
+                                )
+                            })?
+                            .iter()
+                            .map(|f| base.join(f))
+                            .collect();
+                    }
+                    "usage" => {
+                        let what = "`azure.usage` must map each region to its `az vm list-usage --location REGION -o json` output";
+                        let m = v
+                            .as_object()
+                            .ok_or_else(|| fail("/azure/usage", what.into()))?;
+                        for (region, file) in m {
+                            let ptr = format!("/azure/usage/{region}");
+                            if region::region(region).is_none() {
+                                return Err(fail(
+                                    &ptr,
+                                    format!("`{region}` is not a known Azure region"),
+                                ));
+                            }
+                            let file = file.as_str().ok_or_else(|| fail(&ptr, what.into()))?;
+                            cfg.context.usage.push((region.clone(), base.join(file)));
+                        }
+                    }
+                    _ => {
+                        return Err(fail(
+                            &format!("/azure/{k}"),
+                            format!("unknown key `azure.{k}`; expected skus or usage"),
+                        ));
+                    }
+                }
             }
         }
         if let Some(s) = root.get("settings") {

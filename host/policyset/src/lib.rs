@@ -17,6 +17,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod context;
 pub mod load;
 pub mod suggest;
 pub mod webhook;
@@ -62,44 +63,10 @@ impl LoadedPolicy {
     }
 }
 
-/// How serious a finding is, after the configuration's overrides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Fails a check (exit code 1); denied by the webhook unless configured otherwise.
-    Error,
-    /// Reported; admitted with a warning by the webhook.
-    Warning,
-    /// Reported; audited (logged and counted) by the webhook.
-    Info,
-}
-
-impl Severity {
-    /// `error`, `warning` or `info`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-
-    /// Whether `self` is at or above `threshold` (error > warning > info).
-    pub fn at_least(self, threshold: Severity) -> bool {
-        self <= threshold
-    }
-}
-
-impl From<computeguard_engine::Severity> for Severity {
-    fn from(s: computeguard_engine::Severity) -> Self {
-        match s {
-            computeguard_engine::Severity::Error => Severity::Error,
-            computeguard_engine::Severity::Warning => Severity::Warning,
-            computeguard_engine::Severity::Info => Severity::Info,
-        }
-    }
-}
+/// How serious a finding is, after the configuration's overrides: the core's severity,
+/// the one rules declare (a policy's WIT severity converts into it with `.into()`). With
+/// this crate's feature `clap`, a `clap::ValueEnum`.
+pub use computeguard_policy_core::pack::Severity;
 
 /// A rule's configured level (`rules:` in `computeguard.yaml`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -97,6 +97,10 @@ pub enum LoadError {
         /// What the policy said, naming itself and each field at fault.
         error: SettingsError,
     },
+    /// A catalog overlay or Azure fact file the configuration names could not be read
+    /// or is not what it should be.
+    #[error(transparent)]
+    Context(#[from] crate::context::ContextLoadError),
     /// The configuration names a rule id (in `rules:`, `ignore:` or
     /// `webhook.enforcement`) that no loaded policy declares.
     #[error("{file}:{line}: {}", crate::suggest::unknown_rule(rule, known))]
@@ -132,16 +136,20 @@ pub fn load_policies(
     extra: &[PolicyRef],
     own_rules: &[&str],
 ) -> Result<Vec<LoadedPolicy>, LoadError> {
+    // The context files are checked before any policy is loaded: a bad overlay names
+    // its file and line, and nothing runs with half a context.
+    let context = crate::context::load(&config.context)?;
+    let context = context.as_ref().map(|c| &c.context);
     let mut out = Vec::new();
     for b in computeguard_builtins::BUILTINS {
         let origin = format!("builtin:{}", b.name);
         let policy = engine
-            .load(b.component, &origin)
+            .load_with_context(b.component, &origin, context)
             .map_err(|error| LoadError::Component { origin, error })?;
         out.push(prepare(policy, config, true)?);
     }
     for r in config.policies.iter().chain(extra) {
-        let policy = load_ref(engine, r)?;
+        let policy = load_ref(engine, r, context)?;
         if out
             .iter()
             .any(|l: &LoadedPolicy| l.policy.info().name == policy.info().name)
@@ -174,7 +182,11 @@ pub fn load_policies(
 }
 
 /// Loads one extra policy, checking its pin before it is compiled or run.
-fn load_ref(engine: &Engine, r: &PolicyRef) -> Result<Policy, LoadError> {
+fn load_ref(
+    engine: &Engine,
+    r: &PolicyRef,
+    context: Option<&computeguard_engine::PolicyContext>,
+) -> Result<Policy, LoadError> {
     let path = &r.path;
     let (bytes, source_digest) = component_and_source_digest(path)?;
     // The pin is checked before the component is compiled or run: a mismatch must never
@@ -193,7 +205,7 @@ fn load_ref(engine: &Engine, r: &PolicyRef) -> Result<Policy, LoadError> {
     }
     let origin = path.display().to_string();
     engine
-        .load(&bytes, &origin)
+        .load_with_context(&bytes, &origin, context)
         .map_err(|error| LoadError::Component { origin, error })
 }
 

@@ -109,10 +109,10 @@ fn runaway_component() -> Result<Vec<u8>, BoxError> {
     (local.set $p (global.get $heap))
     (global.set $heap (i32.add (global.get $heap) (local.get 3)))
     (local.get $p))
-  (func (export "computeguard:policy/evaluator@0.1.0#metadata") (result i32) i32.const 1024)
-  (func (export "computeguard:policy/evaluator@0.1.0#validate-settings") (param i32 i32) (result i32)
+  (func (export "computeguard:policy/evaluator@0.2.0#metadata") (result i32) i32.const 1024)
+  (func (export "computeguard:policy/evaluator@0.2.0#validate-settings") (param i32 i32) (result i32)
     i32.const 0)
-  (func (export "computeguard:policy/evaluator@0.1.0#evaluate")
+  (func (export "computeguard:policy/evaluator@0.2.0#evaluate")
     (param i32 i32 i32 i32 i32 i32 i32 i32) (result i32)
     (loop $spin (br $spin))
     unreachable))"#;

@@ -65,6 +65,11 @@ impl CliLoader {
             .iter()
             .cloned()
             .chain(config.policies.iter().chain(extra).map(|p| p.path.clone()))
+            // Overlays and Azure facts reload with the rest: a changed file is read,
+            // checked and, if refused, the previous set keeps serving.
+            .chain(config.context.catalog.iter().cloned())
+            .chain(config.context.skus.iter().cloned())
+            .chain(config.context.usage.iter().map(|(_, p)| p.clone()))
             .collect()
     }
 }

@@ -1,0 +1,316 @@
+//! The context both front ends give the policies: catalog overlays and the
+//! subscription's Azure facts that `computeguard.yaml` names (`catalog:`, `azure:`),
+//! read, checked and turned into the JSON text of the WIT `context` interface.
+//!
+//! Every file is checked here, with the same parsers the policy uses, so a bad one is
+//! refused before anything is loaded, naming the file, the line and the field
+//! (`overlays/azure.yaml:12: at `/skus/3/vcpus`: expected an integer, got a string`).
+//! SKU lists are cut down to what the rules read (virtual machine sizes: name,
+//! family, locations, zones, restrictions, capabilities), so a full
+//! `az vm list-skus --all` output costs the policy less memory; the shape stays the
+//! one `az` prints, so an embedder that passes the file as it is gets the same answers.
+
+use crate::config::Config;
+use computeguard_decode::{Document, decode_json, decode_yaml};
+use computeguard_engine::PolicyContext;
+use computeguard_policy_core::azure::{ShapeError, parse_skus, parse_usage};
+use computeguard_policy_core::catalog::overlay;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// Largest context file read (a full `az vm list-skus --all -o json` is tens of MiB).
+pub const MAX_CONTEXT_FILE_BYTES: u64 = 256 << 20;
+
+/// The context files a configuration names.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContextFiles {
+    /// Catalog overlays, applied in order over the built-in catalog.
+    pub catalog: Vec<PathBuf>,
+    /// `az vm list-skus --all -o json` outputs or Resource Skus - List bodies.
+    pub skus: Vec<PathBuf>,
+    /// Per region, `az vm list-usage --location REGION -o json` or a Usage - List body.
+    pub usage: Vec<(String, PathBuf)>,
+}
+
+impl ContextFiles {
+    /// True when the configuration names no context at all.
+    pub fn is_empty(&self) -> bool {
+        self.catalog.is_empty() && self.skus.is_empty() && self.usage.is_empty()
+    }
+}
+
+/// A context read and checked, ready for [`computeguard_engine::Engine::load_with_context`].
+#[derive(Clone, Debug)]
+pub struct LoadedContext {
+    /// The JSON text the policies get.
+    pub context: PolicyContext,
+    /// Sizes the overlays list, over all overlays.
+    pub overlay_sizes: usize,
+    /// Virtual machine SKU entries read from the SKU lists (one per size and region).
+    pub sku_entries: usize,
+    /// Regions with usage, as the configuration names them.
+    pub usage_regions: Vec<String>,
+    /// The SKU lists were given: `sku-available-in-region` can judge.
+    pub has_skus: bool,
+}
+
+/// Why the context could not be read: the file and what is wrong, with the line.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextLoadError {
+    /// The file could not be read.
+    #[error("cannot read {what} `{}`: {reason}", path.display())]
+    Read {
+        /// What the configuration uses the file for.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        reason: String,
+    },
+    /// The file is larger than [`MAX_CONTEXT_FILE_BYTES`].
+    #[error("{what} `{}` is {size} bytes, over the {MAX_CONTEXT_FILE_BYTES}-byte limit; refusing to read it", path.display())]
+    TooLarge {
+        /// What the configuration uses the file for.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+    },
+    /// The file is not what it should be: every problem as `FILE:LINE: message`.
+    #[error("{}", problems.join("\n"))]
+    Invalid {
+        /// One line per problem, each naming the file and line.
+        problems: Vec<String>,
+    },
+}
+
+fn read(what: &'static str, path: &Path) -> Result<String, ContextLoadError> {
+    let err = |e: std::io::Error| ContextLoadError::Read {
+        what,
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    };
+    let size = std::fs::metadata(path).map_err(err)?.len();
+    if size > MAX_CONTEXT_FILE_BYTES {
+        return Err(ContextLoadError::TooLarge {
+            what,
+            path: path.to_path_buf(),
+            size,
+        });
+    }
+    std::fs::read_to_string(path).map_err(err)
+}
+
+/// Decodes a YAML or JSON file (by extension; `.json` is JSON) into its one document,
+/// with positions.
+fn decode(path: &Path, text: &str) -> Result<Document, ContextLoadError> {
+    let file = path.display();
+    let invalid = |message: String| ContextLoadError::Invalid {
+        problems: vec![message],
+    };
+    let json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if json {
+        return decode_json(text)
+            .map_err(|e| invalid(format!("{file}:{}:{}: {}", e.line, e.column, e.message)));
+    }
+    let mut docs = decode_yaml(text)
+        .map_err(|e| invalid(format!("{file}:{}:{}: {}", e.line, e.column, e.message)))?;
+    if docs.len() > 1 {
+        return Err(invalid(format!(
+            "{file}: holds {} YAML documents; expected one",
+            docs.len()
+        )));
+    }
+    docs.pop()
+        .ok_or_else(|| invalid(format!("{file}: is empty; expected one document")))
+}
+
+/// `FILE:LINE: message` for a problem at `pointer` (the nearest parent that is in the
+/// file, for a missing field).
+fn at(path: &Path, doc: &Document, pointer: &str, message: &str) -> String {
+    let mut p = pointer;
+    loop {
+        if let Some(span) = doc.positions.locate(p) {
+            return format!("{}:{}: {message}", path.display(), span.line);
+        }
+        match p.rfind('/') {
+            Some(i) => p = &p[..i],
+            None => return format!("{}: {message}", path.display()),
+        }
+    }
+}
+
+fn shape_problem(path: &Path, doc: &Document, e: &ShapeError) -> String {
+    at(path, doc, &e.pointer, &e.to_string())
+}
+
+/// What the rules read of a SKU entry: everything else is dropped.
+const SKU_KEYS: &[&str] = &[
+    "resourceType",
+    "name",
+    "family",
+    "locations",
+    "locationInfo",
+    "restrictions",
+    "capabilities",
+];
+/// The capabilities the catalog and the rules read.
+const SKU_CAPABILITIES: &[&str] = &["vCPUs", "GPUs", "MemoryGB", "RdmaEnabled", "vCPUsAvailable"];
+
+/// A SKU list (array or `{"value": [...]}`) cut down to the virtual machine sizes and
+/// the fields the rules read, in the bare-array shape `az` prints.
+fn compact_skus(v: &Value) -> Value {
+    let items = match v {
+        Value::Array(a) => a.as_slice(),
+        Value::Object(o) => o
+            .get("value")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice),
+        _ => &[],
+    };
+    let kept = items
+        .iter()
+        .filter(|s| s.get("resourceType").and_then(Value::as_str) == Some("virtualMachines"))
+        .filter_map(Value::as_object)
+        .map(|s| {
+            let mut m: Map<String, Value> = s
+                .iter()
+                .filter(|(k, _)| SKU_KEYS.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if let Some(Value::Array(caps)) = m.get_mut("capabilities") {
+                caps.retain(|c| {
+                    c.get("name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| SKU_CAPABILITIES.contains(&n))
+                });
+            }
+            Value::Object(m)
+        })
+        .collect();
+    Value::Array(kept)
+}
+
+/// Reads and checks every context file; none when there are none.
+pub fn load(files: &ContextFiles) -> Result<Option<LoadedContext>, ContextLoadError> {
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let mut problems = Vec::new();
+    let mut catalog = Vec::new();
+    let mut overlay_sizes = 0;
+    for path in &files.catalog {
+        let doc = decode(path, &read("catalog overlay", path)?)?;
+        match overlay::parse(&doc.value) {
+            Ok(o) => {
+                overlay_sizes += o.skus.len();
+                catalog.push(doc.value);
+            }
+            Err(e) => problems.extend(
+                e.problems
+                    .iter()
+                    .map(|p| at(path, &doc, &p.pointer, &p.to_string())),
+            ),
+        }
+    }
+    let mut skus = Vec::new();
+    let mut sku_entries = 0;
+    for path in &files.skus {
+        let doc = decode(path, &read("SKU list", path)?)?;
+        match parse_skus(&doc.value) {
+            Ok(offers) => {
+                sku_entries += offers.len();
+                skus.push(compact_skus(&doc.value));
+            }
+            Err(e) => problems.push(shape_problem(path, &doc, &e)),
+        }
+    }
+    let mut usage = Map::new();
+    for (region, path) in &files.usage {
+        let doc = decode(path, &read("usage list", path)?)?;
+        match parse_usage(&doc.value) {
+            Ok(_) => {
+                usage.insert(region.clone(), doc.value);
+            }
+            Err(e) => problems.push(shape_problem(path, &doc, &e)),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(ContextLoadError::Invalid { problems });
+    }
+    let mut top = Map::new();
+    if !catalog.is_empty() {
+        top.insert("catalog".into(), Value::Array(catalog));
+    }
+    let has_skus = !files.skus.is_empty();
+    if has_skus || !usage.is_empty() {
+        let mut azure = Map::new();
+        if has_skus {
+            azure.insert("skus".into(), Value::Array(skus));
+        }
+        if !usage.is_empty() {
+            azure.insert("usage".into(), Value::Object(usage));
+        }
+        top.insert("azure".into(), Value::Object(azure));
+    }
+    Ok(Some(LoadedContext {
+        context: PolicyContext::new(Value::Object(top).to_string()),
+        overlay_sizes,
+        sku_entries,
+        usage_regions: files.usage.iter().map(|(r, _)| r.clone()).collect(),
+        has_skus,
+    }))
+}
+
+impl Config {
+    /// The context files this configuration names.
+    pub fn context_files(&self) -> &ContextFiles {
+        &self.context
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_overlay_is_refused_naming_file_line_and_field() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("overlay.yaml");
+        std::fs::write(
+            &path,
+            "kind: CatalogOverlay\nskus:\n  - name: Standard_NC6\n    source: doc\n    vcpus: six\n",
+        )
+        .expect("write");
+        let err = load(&ContextFiles {
+            catalog: vec![path.clone()],
+            ..ContextFiles::default()
+        })
+        .expect_err("refused");
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!(
+                "{}:5: at `/skus/0/vcpus`: expected",
+                path.display()
+            )),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn sku_lists_keep_only_what_the_rules_read() {
+        let v = serde_json::json!({"value": [
+            {"resourceType": "virtualMachines", "name": "Standard_NV6", "tier": "Standard",
+             "capabilities": [{"name": "GPUs", "value": "1"}, {"name": "MaxDataDiskCount", "value": "24"}]},
+            {"resourceType": "disks", "name": "Premium_LRS"}
+        ]});
+        assert_eq!(
+            compact_skus(&v),
+            serde_json::json!([{"resourceType": "virtualMachines", "name": "Standard_NV6",
+                                "capabilities": [{"name": "GPUs", "value": "1"}]}])
+        );
+    }
+}
