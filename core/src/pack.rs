@@ -10,22 +10,37 @@ const MAGIC: &[u8; 4] = b"CGPK";
 /// Bumped whenever [`Pack`]'s encoding changes; the runtime refuses other versions.
 pub const FORMAT: u32 = 2;
 
-/// How serious a violation is.
+/// How serious a violation is: what a rule declares, and the one severity the hosts
+/// report in (`computeguard_policyset::Severity` is this type), after the
+/// configuration's overrides. Ordered from the most serious: `Error < Warning < Info`.
+///
+/// With the feature `clap` (off by default, so the policy runtime never links clap) it is
+/// a `clap::ValueEnum`, which the CLI's `--fail-on` takes as it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Fails a check (exit code 1); denied by the webhook unless configured otherwise.
     Error,
+    /// Reported; admitted with a warning by the webhook.
     Warning,
+    /// Reported; audited (logged and counted) by the webhook.
     Info,
 }
 
 impl Severity {
+    /// `error`, `warning` or `info`.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
             Severity::Info => "info",
         }
+    }
+
+    /// Whether `self` is at or above `threshold` (error > warning > info).
+    pub fn at_least(self, threshold: Severity) -> bool {
+        self <= threshold
     }
 }
 

@@ -15,6 +15,19 @@ use std::cell::Cell;
 use std::collections::HashSet;
 use wasmtime::component::{ComponentType, Lift};
 
+/// A policy's severity as the core's, the one severity the policy set and the front ends
+/// report in. Here because only the engine knows both: the core cannot depend on the
+/// engine, and the policy set owns neither type.
+impl From<Severity> for computeguard_policy_core::pack::Severity {
+    fn from(s: Severity) -> Self {
+        match s {
+            Severity::Error => Self::Error,
+            Severity::Warning => Self::Warning,
+            Severity::Info => Self::Info,
+        }
+    }
+}
+
 /// Bounds on one policy answer. Defaults are documented on each field and in
 /// `docs/security.md`.
 #[derive(Clone, Debug)]
@@ -420,6 +433,20 @@ mod tests {
                 count: MAX_RULES + 1
             })
         );
+    }
+
+    #[test]
+    fn a_policys_severity_is_the_cores() {
+        use computeguard_policy_core::pack::Severity as Core;
+        let pairs = [
+            (Severity::Error, Core::Error),
+            (Severity::Warning, Core::Warning),
+            (Severity::Info, Core::Info),
+        ];
+        for (wit, core) in pairs {
+            assert_eq!(Core::from(wit), core);
+            assert_eq!(wit.as_str(), core.as_str());
+        }
     }
 
     #[test]
