@@ -7,8 +7,10 @@
 mod audit;
 mod baseline;
 mod blind_spots;
+mod catalog;
 mod check;
 mod commands;
+mod context;
 mod corpus;
 mod deploy;
 mod docs;

@@ -284,3 +284,110 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// A catalog overlay reloads with the rest of the configuration; a broken one is refused
+/// and the previous set, with the previous overlay, keeps serving (issue 25).
+#[test]
+fn serve_reloads_the_catalog_overlay_and_keeps_the_previous_one_when_it_breaks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca = certs(dir.path());
+    std::fs::write(
+        dir.path().join("computeguard.yaml"),
+        "asOf: 2026-11-22\ncatalog: [overlay.yaml]\nwebhook:\n  enforcement:\n    no-infiniband-for-inference: warn\n    sku-retired: warn\n",
+    )
+    .expect("write config");
+    let overlay = dir.path().join("overlay.yaml");
+    let write_overlay = |date: &str| {
+        std::fs::write(
+            &overlay,
+            format!(
+                "kind: CatalogOverlay\nskus:\n  - name: Standard_ND96isr_H100_v5\n    source: test\n    retirementDate: \"{date}\"\n"
+            ),
+        )
+        .expect("write overlay");
+    };
+    write_overlay("2026-01-31");
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+    let mut child = serve(dir.path(), &addr.to_string())
+        .args(["--log-format", "json", "--watch-interval", "3600"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn serve");
+    let (tx, logs) = mpsc::channel::<String>();
+    let stderr = child.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen: Vec<String> = Vec::new();
+    let mut wait_log = |needle: &str| -> bool {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if seen.iter().any(|l| l.contains(needle)) {
+                seen.clear();
+                return true;
+            }
+            if let Ok(l) = logs.recv_timeout(Duration::from_millis(200)) {
+                seen.push(l);
+            }
+        }
+        false
+    };
+    assert!(wait_log("webhook serving"), "the server starts");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let tls = tls_config(ca).expect("tls");
+    let retired = |uid: &'static str| -> String {
+        let r = rt.block_on(async {
+            let mut c = Connection::open(addr, "localhost", tls.clone())
+                .await
+                .expect("connect");
+            let (status, body) = c.post("/validate", review(uid)).await.expect("post");
+            assert_eq!(status.as_u16(), 200);
+            serde_json::from_slice::<Value>(&body).expect("json")["response"].clone()
+        });
+        r["warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .find(|w| w.starts_with("[sku-retired]"))
+            .unwrap_or("")
+            .to_string()
+    };
+    let w = retired("overlay-1");
+    assert!(
+        w.contains("retired on 2026-01-31"),
+        "the overlay's date: {w}"
+    );
+
+    std::fs::write(
+        &overlay,
+        "kind: CatalogOverlay\nskus:\n  - name: Standard_ND96isr_H100_v5\n",
+    )
+    .expect("break");
+    signal(&child, "HUP");
+    assert!(wait_log("RELOAD FAILED"), "a broken overlay is refused");
+    let w = retired("overlay-2");
+    assert!(
+        w.contains("retired on 2026-01-31"),
+        "the previous overlay keeps serving: {w}"
+    );
+
+    write_overlay("2027-06-30");
+    signal(&child, "HUP");
+    assert!(
+        wait_log("policies and configuration reloaded"),
+        "a fixed overlay loads"
+    );
+    let w = retired("overlay-3");
+    assert!(
+        w.contains("announced for 2027-06-30"),
+        "the new overlay: {w}"
+    );
+    signal(&child, "TERM");
+    let _ = child.wait();
+}

@@ -137,6 +137,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         fail_on: args.fail_on,
     };
     report.render(args.format, &opts, &mut stdout.lock())?;
+    if report.summary.resources > 0 {
+        for note in not_evaluated(&config, &report) {
+            eprintln!("computeguard: {note}");
+        }
+    }
     if let Some(path) = &args.write_baseline {
         eprintln!(
             "computeguard: wrote {} finding(s) to the baseline {}",
@@ -185,4 +190,31 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             Outcome::Clean
         },
     )
+}
+
+/// The rules that judge against the subscription's own facts and had none to judge
+/// with: said once per run, so that silence is never read as a pass.
+fn not_evaluated(config: &crate::config::Config, report: &Report) -> Vec<String> {
+    let context = config.context_files();
+    let wanted = [
+        (
+            "sku-available-in-region",
+            context.skus.is_empty(),
+            "computeguard.yaml names no `azure.skus` (`az vm list-skus --all -o json`)",
+        ),
+        (
+            "quota-sufficient",
+            context.usage.is_empty(),
+            "computeguard.yaml names no `azure.usage` (`az vm list-usage --location REGION -o json`)",
+        ),
+    ];
+    wanted
+        .iter()
+        .filter(|(rule, missing, _)| {
+            *missing
+                && report.rules.iter().any(|r| r.id == *rule)
+                && config.rules.get(*rule) != Some(&computeguard_policyset::Level::Off)
+        })
+        .map(|(rule, _, why)| format!("{rule} was not evaluated: {why}; see docs/catalog.md"))
+        .collect()
 }

@@ -1,0 +1,144 @@
+//! Catalog overlays and Azure facts named in `computeguard.yaml` (`catalog:`,
+//! `azure:`): `check` and `serve` read them the same way (issue 25).
+
+use crate::*;
+
+/// A scratch folder with the context fixtures and a `computeguard.yaml` of `config`.
+fn scratch(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for f in ["pools.bicep", "overlay.yaml", "bad-overlay.yaml"] {
+        std::fs::copy(fixtures().join("context").join(f), dir.path().join(f)).expect("copy");
+    }
+    std::fs::write(dir.path().join("computeguard.yaml"), config).expect("config");
+    dir
+}
+
+fn rules_at(report: &serde_json::Value) -> Vec<(String, u64, String)> {
+    let mut v: Vec<(String, u64, String)> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or("").to_string(),
+                f["line"].as_u64().unwrap_or(0),
+                f["severity"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .filter(|(r, _, _)| r.starts_with("sku-"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn an_overlay_adds_a_size_and_announces_a_retirement() {
+    let without = scratch("asOf: 2026-11-22\n");
+    let (_, report) = check_json_in(without.path(), &["pools.bicep"]).expect("check");
+    assert_eq!(
+        rules_at(&report),
+        vec![("sku-unknown".to_string(), 4, "warning".to_string())],
+        "the built-in catalog does not know the H200 v6 size: {report:#}"
+    );
+    let with = scratch("asOf: 2026-11-22\ncatalog: [overlay.yaml]\n");
+    let (_, report) = check_json_in(with.path(), &["pools.bicep"]).expect("check");
+    assert_eq!(
+        rules_at(&report),
+        vec![("sku-retired".to_string(), 14, "info".to_string())],
+        "the overlay's size is known and its retirement announced: {report:#}"
+    );
+    let msg = report["findings"]
+        .as_array()
+        .and_then(|f| f.iter().find(|f| f["rule"] == "sku-retired"))
+        .and_then(|f| f["message"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        msg.contains("whose retirement is announced for 2027-03-31"),
+        "{msg}"
+    );
+    // After the date the same overlay makes it an error.
+    let out = run_in(
+        with.path(),
+        &[
+            "check",
+            "--format",
+            "json",
+            "--as-of",
+            "2027-04-01",
+            "pools.bicep",
+        ],
+    )
+    .expect("run");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        rules_at(&report),
+        vec![("sku-retired".to_string(), 14, "error".to_string())]
+    );
+}
+
+#[test]
+fn a_bad_overlay_is_refused_naming_file_line_and_field() {
+    let dir = scratch("catalog: [bad-overlay.yaml]\n");
+    let out = run_in(dir.path(), &["check", "pools.bicep"]).expect("run");
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    for expected in [
+        "bad-overlay.yaml:3: at `/skus/0/source`: required field is missing",
+        "bad-overlay.yaml:4: at `/skus/0/vcpus`: expected an integer, got a string",
+    ] {
+        assert!(err.contains(expected), "{expected}\nin\n{err}");
+    }
+    assert!(
+        stdout(&out).is_empty(),
+        "nothing is checked with half a context"
+    );
+    // The calendar check runs once the schema is satisfied.
+    std::fs::write(
+        dir.path().join("bad-overlay.yaml"),
+        "kind: CatalogOverlay\nskus:\n  - name: Standard_NC12\n    source: doc\n    retirementDate: \"2026-02-30\"\n",
+    )
+    .expect("write");
+    let out = run_in(dir.path(), &["check", "pools.bicep"]).expect("run");
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains(
+            "bad-overlay.yaml:5: at `/skus/0/retirementDate`: `2026-02-30` is not a calendar date"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_config_names_context_files_that_exist_and_regions_that_are_azure() {
+    let dir = scratch("catalog: [missing.yaml]\n");
+    let out = run_in(dir.path(), &["check", "pools.bicep"]).expect("run");
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("cannot read catalog overlay `")
+            && stderr(&out).contains("missing.yaml"),
+        "{}",
+        stderr(&out)
+    );
+    let dir = scratch("azure:\n  usage:\n    east-us-9: usage.json\n");
+    let out = run_in(dir.path(), &["check", "pools.bicep"]).expect("run");
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("computeguard.yaml:3:")
+            && stderr(&out).contains("`east-us-9` is not a known Azure region"),
+        "{}",
+        stderr(&out)
+    );
+    // A usage file that is a SKU list is refused by shape, with the file named.
+    let dir = scratch("azure:\n  usage:\n    eastus: skus.json\n");
+    std::fs::copy(
+        root().join("examples/azure/eastus-skus.json"),
+        dir.path().join("skus.json"),
+    )
+    .expect("copy");
+    let out = run_in(dir.path(), &["check", "pools.bicep"]).expect("run");
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("skus.json:"), "{}", stderr(&out));
+}
