@@ -23,6 +23,9 @@ start_server() {
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do prefix+=("$1"); shift; done
   [ "${1:-}" = "--" ] && shift
   "$LOADGEN" certs "$WORK" >/dev/null
+  # LOADTEST_CONFIG_DIR: a folder with a computeguard.yaml (and the files it names) to
+  # serve with instead of the default config.
+  if [ -n "${LOADTEST_CONFIG_DIR:-}" ]; then cp -r "$LOADTEST_CONFIG_DIR"/. "$WORK"/; fi
   # asOf pinned so results are reproducible; everything else is the default config.
   [ -f "$WORK/computeguard.yaml" ] || printf 'asOf: 2026-11-22\n' > "$WORK/computeguard.yaml"
   COMPUTEGUARD_CACHE_DIR="${LOADTEST_CACHE:-$WORK/cache}" "${prefix[@]}" "$BIN" serve \

@@ -4,7 +4,8 @@
 //! `computeguard:policy/pack@0.2.0` (`bytes: func() -> list<u8>` returning a data
 //! segment). `wac-graph` plugs it into the runtime's `pack` import, the same
 //! composition `wac plug` performs, so the result imports only what the runtime
-//! needs from WASI and exports only `computeguard:policy/evaluator`.
+//! needs from WASI and exports only `computeguard:policy/evaluator` and
+//! `computeguard:policy/context`.
 
 use computeguard_policy_core::pack::Pack;
 use std::fmt::Write as _;
@@ -13,8 +14,10 @@ use wac_graph::{CompositionGraph, EncodeOptions};
 
 /// The interface name the runtime imports for its pack.
 pub const PACK_INTERFACE: &str = "computeguard:policy/pack@0.2.0";
-/// The one interface a finished policy exports.
+/// The interface every policy exports.
 pub const EVALUATOR_INTERFACE: &str = "computeguard:policy/evaluator@0.2.0";
+/// The interface through which a built policy takes context (world `policy-with-context`).
+pub const CONTEXT_INTERFACE: &str = "computeguard:policy/context@0.2.0";
 
 /// Why composition failed (a broken runtime component, not user input).
 #[derive(Debug, thiserror::Error)]
@@ -81,9 +84,9 @@ pub fn compose(runtime: &[u8], pack: &Pack) -> Result<Vec<u8>, ComposeError> {
     let plug = graph
         .register_package(plug_pkg)
         .map_err(|e| ComposeError::Graph(format!("{e:#}")))?;
-    // What `wac plug` does, except that only the evaluator is exported: the runtime's
-    // `prepare` (for hosts that snapshot the runtime, docs/architecture.md) is not
-    // part of the `policy` world that embedders load.
+    // What `wac plug` does, except that only the evaluator and the context interface
+    // are exported (the `policy-with-context` world): the runtime's `prepare` (for hosts
+    // that snapshot the runtime, docs/architecture.md) is not part of what embedders load.
     let graph_err = |e: &dyn std::fmt::Display| ComposeError::Graph(e.to_string());
     let runtime = graph.instantiate(socket);
     let pack = graph.instantiate(plug);
@@ -98,6 +101,12 @@ pub fn compose(runtime: &[u8], pack: &Pack) -> Result<Vec<u8>, ComposeError> {
         .map_err(|e| graph_err(&e))?;
     graph
         .export(evaluator, EVALUATOR_INTERFACE)
+        .map_err(|e| graph_err(&e))?;
+    let context = graph
+        .alias_instance_export(runtime, CONTEXT_INTERFACE)
+        .map_err(|e| graph_err(&e))?;
+    graph
+        .export(context, CONTEXT_INTERFACE)
         .map_err(|e| graph_err(&e))?;
     graph
         .encode(EncodeOptions::default())

@@ -48,7 +48,9 @@ mod preinit;
 mod sandbox;
 pub mod text;
 
-pub use output::{MAX_POLICY_NAME, MAX_RULE_ID, MAX_RULES, OutputLimits, valid_rule_id};
+pub use output::{
+    MAX_POLICY_NAME, MAX_RULE_ID, MAX_RULES, MetadataError, OutputLimits, valid_rule_id,
+};
 pub use sandbox::STDIO_CAPTURE_BYTES;
 
 /// Hex SHA-256 of component bytes: what `sha256:` pins and [`Policy::digest`] name.
@@ -160,6 +162,14 @@ pub enum LoadError {
         origin: String,
         /// What went wrong, as the layer below said it.
         reason: String,
+    },
+    /// What the policy declares about itself (its name, its rule ids) is not usable.
+    #[error("`{origin}`: metadata call failed: {problem}")]
+    InvalidMetadata {
+        /// Where the component came from: its path, or `builtin:NAME`.
+        origin: String,
+        /// What is wrong with it.
+        problem: MetadataError,
     },
     /// The settings schema the policy declares is not a valid JSON Schema.
     #[error("`{origin}`: its settings schema is not a valid JSON Schema: {reason}")]

@@ -371,10 +371,9 @@ pub(crate) fn check_declared<'a>(
     Ok(())
 }
 
-/// [`check_declared`] for `info`, as the text `LoadError::Metadata` holds (its `reason`
-/// is still a string, shared with a failed `metadata` call).
-pub(crate) fn check_metadata(info: &crate::PolicyInfo) -> Result<(), String> {
-    check_declared(&info.name, info.rules.iter().map(|r| r.id.as_str())).map_err(|e| e.to_string())
+/// [`check_declared`] for `info`.
+pub(crate) fn check_metadata(info: &crate::PolicyInfo) -> Result<(), MetadataError> {
+    check_declared(&info.name, info.rules.iter().map(|r| r.id.as_str()))
 }
 
 /// `lower-case-kebab-123`, 1 to [`MAX_RULE_ID`] bytes.

@@ -201,9 +201,9 @@ pub(crate) fn load(
             })?,
         );
     }
-    output::check_metadata(&info).map_err(|reason| LoadError::Metadata {
+    output::check_metadata(&info).map_err(|problem| LoadError::InvalidMetadata {
         origin: origin.to_string(),
-        reason,
+        problem,
     })?;
     policy.declared = info.rules.iter().map(|r| r.id.clone()).collect();
     policy.info = info;

@@ -253,8 +253,9 @@ mod tests {
     }
 
     #[test]
-    fn a_built_policy_exports_only_the_evaluator() {
-        // `prepare` belongs to the nested runtime; embedders see the `policy` world.
+    fn a_built_policy_exports_only_the_evaluator_and_the_context() {
+        // `prepare` belongs to the nested runtime; embedders see the
+        // `policy-with-context` world.
         let mut depth = 0;
         let mut exports = Vec::new();
         for payload in Parser::new(0).parse_all(builtin()) {
@@ -267,7 +268,13 @@ mod tests {
                 _ => {}
             }
         }
-        assert_eq!(exports, ["computeguard:policy/evaluator@0.2.0"]);
+        assert_eq!(
+            exports,
+            [
+                "computeguard:policy/evaluator@0.2.0",
+                "computeguard:policy/context@0.2.0"
+            ]
+        );
     }
 
     /// A composition with the shape `split` looks for, the runtime importing `extra`.

@@ -10,7 +10,6 @@
 //! `az vm list-skus --all` output costs the policy less memory; the shape stays the
 //! one `az` prints, so an embedder that passes the file as it is gets the same answers.
 
-use crate::config::Config;
 use computeguard_decode::{Document, decode_json, decode_yaml};
 use computeguard_engine::PolicyContext;
 use computeguard_policy_core::azure::{ShapeError, parse_skus, parse_usage};
@@ -128,6 +127,16 @@ fn decode(path: &Path, text: &str) -> Result<Document, ContextLoadError> {
         .ok_or_else(|| invalid(format!("{file}: is empty; expected one document")))
 }
 
+/// An `az` output read as plain JSON, without positions: a full SKU list is tens of
+/// MiB, and positions are needed only to name the line of a problem (the file is then
+/// decoded again with them). Text that is not JSON gets the decoder's line and column.
+fn fast_json(path: &Path, text: &str) -> Result<Value, ContextLoadError> {
+    match serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text)) {
+        Ok(v) => Ok(v),
+        Err(_) => decode(path, text).map(|d| d.value),
+    }
+}
+
 /// `FILE:LINE: message` for a problem at `pointer` (the nearest parent that is in the
 /// file, for a missing field).
 fn at(path: &Path, doc: &Document, pointer: &str, message: &str) -> String {
@@ -161,7 +170,11 @@ const SKU_KEYS: &[&str] = &[
 const SKU_CAPABILITIES: &[&str] = &["vCPUs", "GPUs", "MemoryGB", "RdmaEnabled", "vCPUsAvailable"];
 
 /// A SKU list (array or `{"value": [...]}`) cut down to the virtual machine sizes and
-/// the fields the rules read, in the bare-array shape `az` prints.
+/// the fields the rules read, in the bare-array shape `az` prints. Azure lists a size
+/// once per region; entries of one size with the same family and capabilities become one
+/// entry listing every region (its `locations`, `locationInfo` without `zoneDetails`, and
+/// every region's restrictions, each of which names its own locations), so a full
+/// `az vm list-skus --all` output shrinks by the number of regions.
 fn compact_skus(v: &Value) -> Value {
     let items = match v {
         Value::Array(a) => a.as_slice(),
@@ -171,27 +184,65 @@ fn compact_skus(v: &Value) -> Value {
             .map_or(&[][..], Vec::as_slice),
         _ => &[],
     };
-    let kept = items
+    let mut merged: Vec<Map<String, Value>> = Vec::new();
+    let mut index: std::collections::HashMap<(String, String, String), usize> =
+        std::collections::HashMap::new();
+    for s in items
         .iter()
         .filter(|s| s.get("resourceType").and_then(Value::as_str) == Some("virtualMachines"))
         .filter_map(Value::as_object)
-        .map(|s| {
-            let mut m: Map<String, Value> = s
-                .iter()
-                .filter(|(k, _)| SKU_KEYS.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            if let Some(Value::Array(caps)) = m.get_mut("capabilities") {
-                caps.retain(|c| {
-                    c.get("name")
-                        .and_then(Value::as_str)
-                        .is_some_and(|n| SKU_CAPABILITIES.contains(&n))
-                });
+    {
+        let mut m: Map<String, Value> = s
+            .iter()
+            .filter(|(k, _)| SKU_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Some(Value::Array(caps)) = m.get_mut("capabilities") {
+            caps.retain(|c| {
+                c.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| SKU_CAPABILITIES.contains(&n))
+            });
+        }
+        if let Some(Value::Array(infos)) = m.get_mut("locationInfo") {
+            for info in infos.iter_mut().filter_map(Value::as_object_mut) {
+                info.remove("zoneDetails");
             }
-            Value::Object(m)
-        })
-        .collect();
-    Value::Array(kept)
+        }
+        let key = (
+            m.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_ascii_lowercase(),
+            m.get("family").map(Value::to_string).unwrap_or_default(),
+            m.get("capabilities")
+                .map(Value::to_string)
+                .unwrap_or_default(),
+        );
+        match index.get(&key).and_then(|&i| merged.get_mut(i)) {
+            Some(into) => {
+                for list in ["locations", "locationInfo", "restrictions"] {
+                    let Some(Value::Array(more)) = m.remove(list) else {
+                        continue;
+                    };
+                    if let Value::Array(have) =
+                        into.entry(list).or_insert_with(|| Value::Array(Vec::new()))
+                    {
+                        for item in more {
+                            if !have.contains(&item) {
+                                have.push(item);
+                            }
+                        }
+                    }
+                }
+            }
+            None => {
+                index.insert(key, merged.len());
+                merged.push(m);
+            }
+        }
+    }
+    Value::Array(merged.into_iter().map(Value::Object).collect())
 }
 
 /// Reads and checks every context file; none when there are none.
@@ -219,23 +270,25 @@ pub fn load(files: &ContextFiles) -> Result<Option<LoadedContext>, ContextLoadEr
     let mut skus = Vec::new();
     let mut sku_entries = 0;
     for path in &files.skus {
-        let doc = decode(path, &read("SKU list", path)?)?;
-        match parse_skus(&doc.value) {
+        let text = read("SKU list", path)?;
+        let value = fast_json(path, &text)?;
+        match parse_skus(&value) {
             Ok(offers) => {
                 sku_entries += offers.len();
-                skus.push(compact_skus(&doc.value));
+                skus.push(compact_skus(&value));
             }
-            Err(e) => problems.push(shape_problem(path, &doc, &e)),
+            Err(e) => problems.push(shape_problem(path, &decode(path, &text)?, &e)),
         }
     }
     let mut usage = Map::new();
     for (region, path) in &files.usage {
-        let doc = decode(path, &read("usage list", path)?)?;
-        match parse_usage(&doc.value) {
+        let text = read("usage list", path)?;
+        let value = fast_json(path, &text)?;
+        match parse_usage(&value) {
             Ok(_) => {
-                usage.insert(region.clone(), doc.value);
+                usage.insert(region.clone(), value);
             }
-            Err(e) => problems.push(shape_problem(path, &doc, &e)),
+            Err(e) => problems.push(shape_problem(path, &decode(path, &text)?, &e)),
         }
     }
     if !problems.is_empty() {
@@ -265,13 +318,6 @@ pub fn load(files: &ContextFiles) -> Result<Option<LoadedContext>, ContextLoadEr
     }))
 }
 
-impl Config {
-    /// The context files this configuration names.
-    pub fn context_files(&self) -> &ContextFiles {
-        &self.context
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +344,45 @@ mod tests {
             )),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_size_listed_per_region_becomes_one_entry() {
+        let entry = |region: &str, restricted: bool| {
+            serde_json::json!({"resourceType": "virtualMachines", "name": "Standard_NV6",
+                "family": "standardNVFamily", "locations": [region],
+                "locationInfo": [{"location": region, "zones": ["1"], "zoneDetails": [{"name": ["1"]}]}],
+                "restrictions": if restricted { serde_json::json!([{"type": "Location", "values": [region],
+                    "restrictionInfo": {"locations": [region]}, "reasonCode": "NotAvailableForSubscription"}]) }
+                    else { serde_json::json!([]) },
+                "capabilities": [{"name": "GPUs", "value": "1"}]})
+        };
+        let v = Value::Array(vec![entry("eastus", false), entry("westus", true)]);
+        let compact = compact_skus(&v);
+        assert_eq!(
+            compact,
+            serde_json::json!([{"resourceType": "virtualMachines", "name": "Standard_NV6",
+                "family": "standardNVFamily", "locations": ["eastus", "westus"],
+                "locationInfo": [{"location": "eastus", "zones": ["1"]}, {"location": "westus", "zones": ["1"]}],
+                "restrictions": [{"type": "Location", "values": ["westus"],
+                    "restrictionInfo": {"locations": ["westus"]}, "reasonCode": "NotAvailableForSubscription"}],
+                "capabilities": [{"name": "GPUs", "value": "1"}]}])
+        );
+        // The rules get the same answers from the compact list as from the original.
+        use computeguard_policy_core::azure::{Availability, OfferAnswer};
+        let full = Availability::new(parse_skus(&v).expect("full"));
+        let small = Availability::new(parse_skus(&compact).expect("compact"));
+        for region in ["eastus", "westus", "northeurope"] {
+            assert_eq!(
+                full.offer("standard_nv6", region, &[]),
+                small.offer("standard_nv6", region, &[]),
+                "{region}"
+            );
+        }
+        assert!(matches!(
+            small.offer("Standard_NV6", "westus", &[]),
+            OfferAnswer::Restricted { .. }
+        ));
     }
 
     #[test]

@@ -195,7 +195,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
 /// The rules that judge against the subscription's own facts and had none to judge
 /// with: said once per run, so that silence is never read as a pass.
 fn not_evaluated(config: &crate::config::Config, report: &Report) -> Vec<String> {
-    let context = config.context_files();
+    let context = &config.context;
     let wanted = [
         (
             "sku-available-in-region",
