@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod build;
+pub mod catalog;
 pub mod check;
 pub mod explain;
 pub mod init;

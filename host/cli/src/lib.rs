@@ -57,6 +57,8 @@ pub enum Command {
     Serve(commands::serve::ServeArgs),
     /// Write a commented starter computeguard.yaml.
     Init(commands::init::InitArgs),
+    /// Inspect and extend the VM size catalog: validate, import, show, list, diff.
+    Catalog(commands::catalog::CatalogArgs),
 }
 
 /// Outcome of a command, mapped to the exit code.
@@ -90,6 +92,7 @@ pub fn run() -> ExitCode {
         Command::New(a) => commands::new::run(a),
         Command::Serve(a) => commands::serve::run(a),
         Command::Init(a) => commands::init::run(a),
+        Command::Catalog(a) => commands::catalog::run(a),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
