@@ -21,7 +21,6 @@
 
 pub mod ast;
 pub mod azure;
-#[allow(missing_docs)] // documented by the catalog/pack owners (issue 25)
 pub mod catalog;
 mod cel_value;
 pub mod compute;
@@ -32,7 +31,6 @@ pub mod eval;
 pub mod fuzzing;
 pub mod heap;
 pub mod model;
-#[allow(missing_docs)] // documented by the catalog/pack owners (issue 25)
 pub mod pack;
 pub mod read;
 pub mod region;

@@ -47,18 +47,22 @@ impl Severity {
 /// A rule pack ready to evaluate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pack {
+    /// The pack's name (`metadata.name`), e.g. `computeguard-builtin`.
     pub name: String,
+    /// Its semantic version (`metadata.version`).
     pub version: String,
     /// `sha256:<hex>` of the pack source.
     pub source_digest: String,
     /// JSON Schema of the settings, as JSON text.
     pub settings_schema: Option<String>,
+    /// The rules, in pack order (the order violations are reported in).
     pub rules: Vec<Rule>,
 }
 
 /// One rule: its metadata and its expressions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Rule {
+    /// What the rule is and reports.
     pub meta: RuleMeta,
     /// Precondition; the rule is skipped unless it yields `true`.
     pub when: Option<Expr>,
@@ -73,12 +77,18 @@ pub struct Rule {
 /// Why bytes could not be read as a pack.
 #[derive(Debug, thiserror::Error)]
 pub enum PackError {
+    /// The bytes do not start with the pack's magic bytes.
     #[error("not a computeguard pack (bad magic bytes)")]
     Magic,
+    /// The pack was written in another format version.
     #[error(
         "pack format {found} is not supported (this runtime reads format {FORMAT}); rebuild the pack"
     )]
-    Format { found: u32 },
+    Format {
+        /// The format version the bytes carry.
+        found: u32,
+    },
+    /// The bytes do not decode; the text says where.
     #[error("corrupt pack: {0}")]
     Corrupt(String),
 }
@@ -86,12 +96,17 @@ pub enum PackError {
 /// A rule without its expressions: what metadata and messages need.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RuleMeta {
+    /// Stable kebab-case rule id.
     pub id: String,
+    /// Default severity.
     pub severity: Severity,
     /// Compute-model kinds; empty = all.
     pub targets: Vec<String>,
+    /// One sentence: what the rule checks.
     pub description: String,
+    /// Why it exists, with its source.
     pub rationale: String,
+    /// What to change to satisfy it.
     pub remediation: String,
     /// Static message, used when there is no message expression.
     pub message: Option<String>,
@@ -106,20 +121,30 @@ pub struct RuleMeta {
 /// expressions only when a rule fires).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WirePack {
+    /// As [`Pack::name`].
     pub name: String,
+    /// As [`Pack::version`].
     pub version: String,
+    /// As [`Pack::source_digest`].
     pub source_digest: String,
+    /// As [`Pack::settings_schema`].
     pub settings_schema: Option<String>,
+    /// The rules, each with its expressions still encoded.
     pub rules: Vec<WireRule>,
 }
 
 /// One rule of a [`WirePack`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WireRule {
+    /// As [`Rule::meta`].
     pub meta: RuleMeta,
+    /// [`Rule::when`], postcard-encoded.
     pub when: Option<Vec<u8>>,
+    /// [`Rule::assert`], postcard-encoded.
     pub assert: Vec<u8>,
+    /// [`Rule::message_expression`], postcard-encoded.
     pub message_expression: Option<Vec<u8>>,
+    /// [`Rule::severity_expression`], postcard-encoded.
     pub severity_expression: Option<Vec<u8>>,
 }
 

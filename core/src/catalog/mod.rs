@@ -71,13 +71,17 @@ pub struct SkuFacts {
 /// CUDA support of one compute capability.
 #[derive(Debug)]
 pub struct ArchFacts {
+    /// NVIDIA compute capability `X.Y`, e.g. `8.0`.
     pub compute_capability: &'static str,
+    /// Architecture name, e.g. `Ampere`.
     pub architecture: &'static str,
+    /// First CUDA release that supports it; none when the sources do not say.
     pub first_cuda: Option<&'static str>,
     /// Last CUDA release that supports the architecture; none while it is supported.
     pub last_cuda: Option<&'static str>,
     /// First CUDA release that dropped it.
     pub removed_in_cuda: Option<&'static str>,
+    /// Ids of the sources of this row ([`source`] resolves them).
     pub sources: &'static [&'static str],
 }
 
@@ -86,18 +90,23 @@ pub struct ArchFacts {
 pub struct RegionFacts {
     /// Programmatic name, e.g. `eastus2`.
     pub name: &'static str,
+    /// Display name, e.g. `East US 2`.
     pub display_name: &'static str,
     /// Geography as in the Azure regions list, e.g. `United States`, `Europe`.
     pub geography: &'static str,
     /// Area tab of the regions list: `Americas`, `Europe`, `Asia Pacific`, `Middle East`, `Africa`.
     pub area: &'static str,
+    /// Country the region is in (derived from its geography and location).
     pub country: &'static str,
     /// In an EU member state.
     pub eu: bool,
+    /// In the European Economic Area (the EU plus Iceland, Liechtenstein, Norway).
     pub eea: bool,
+    /// Access is restricted to specific scenarios and needs a request.
     pub restricted: bool,
     /// In the public regions list (false for names known only from other docs).
     pub listed: bool,
+    /// Ids of the sources of this row ([`source`] resolves them).
     pub sources: &'static [&'static str],
 }
 
