@@ -216,6 +216,19 @@ fn leak(s: &str) -> &'static str {
     Box::leak(s.to_owned().into_boxed_str())
 }
 
+/// `Standard_NC6` for `standard_NC6` or `NC6`, `Basic_A0` for `basic_A0`: the prefix as
+/// Azure spells it, the rest as written.
+fn canonical_name(written: &str) -> String {
+    for prefix in ["Standard_", "Basic_"] {
+        if let Some(head) = written.get(..prefix.len())
+            && head.eq_ignore_ascii_case(prefix)
+        {
+            return format!("{prefix}{}", written.get(prefix.len()..).unwrap_or(""));
+        }
+    }
+    format!("Standard_{written}")
+}
+
 /// A new size: its name, and nothing known until an overlay says it.
 fn blank(name: &'static str) -> SkuFacts {
     SkuFacts {
@@ -334,13 +347,11 @@ pub fn merge(
             let canonical = match canonical_of(&rows, &key) {
                 Some(c) => c,
                 None => {
-                    // Canonical spelling of a new size: `Standard_` + the rest as written.
-                    let rest = e.name.trim();
-                    let rest = rest
-                        .get(..9)
-                        .filter(|p| p.eq_ignore_ascii_case("standard_"))
-                        .map_or(rest, |_| rest.get(9..).unwrap_or(""));
-                    let name = leak(&format!("Standard_{rest}"));
+                    // Canonical spelling of a new size: its prefix as Azure writes it
+                    // (`Standard_`, `Basic_`; `Standard_` when there is none) and the rest
+                    // as written.
+                    let written = e.name.trim();
+                    let name = leak(&canonical_name(written));
                     rows.push((leak(&key), blank(name)));
                     key.clone()
                 }
