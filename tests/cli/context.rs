@@ -142,3 +142,44 @@ fn the_config_names_context_files_that_exist_and_regions_that_are_azure() {
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("skus.json:"), "{}", stderr(&out));
 }
+
+#[test]
+fn catalog_show_and_list_apply_the_configured_overlays_as_check_does() {
+    let dir = scratch("catalog: [overlay.yaml]\n");
+    let out = run_in(dir.path(), &["catalog", "show", "NC48ads_H200_v6"]).expect("run");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("Standard_NC48ads_H200_v6\n"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("  vcpus") && l.contains("48") && l.contains("overlay.yaml")),
+        "{text}"
+    );
+    let out = run_in(
+        dir.path(),
+        &["catalog", "list", "--gpu", "--format", "json"],
+    )
+    .expect("run");
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        list.as_array()
+            .expect("list")
+            .iter()
+            .any(|s| s["name"] == "Standard_NC48ads_H200_v6"),
+        "the configured overlay's size is listed"
+    );
+    // An explicit --config without overlays shows the built-in catalog only.
+    std::fs::write(dir.path().join("plain.yaml"), "asOf: 2026-11-22\n").expect("write");
+    let out = run_in(
+        dir.path(),
+        &[
+            "catalog",
+            "show",
+            "NC48ads_H200_v6",
+            "--config",
+            "plain.yaml",
+        ],
+    )
+    .expect("run");
+    assert_eq!(code(&out), 2, "not known without the overlay");
+}

@@ -15,10 +15,14 @@ pub struct ShowArgs {
     /// VM size name, any case, with or without `Standard_` (an alias shows its size).
     #[arg(value_name = "SIZE")]
     pub size: String,
-    /// Catalog overlay to apply over the built-in catalog first (YAML or JSON). Repeatable;
-    /// a later one wins.
+    /// Catalog overlay to apply over the built-in catalog first (YAML or JSON), after the
+    /// ones `computeguard.yaml` names in `catalog:`. Repeatable; a later one wins.
     #[arg(long = "catalog", value_name = "OVERLAY")]
     pub catalog: Vec<PathBuf>,
+    /// Configuration file whose `catalog:` overlays apply (default: `computeguard.yaml` in
+    /// this directory or a parent, as `check` finds it).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ListFormat,
@@ -38,10 +42,14 @@ pub struct ListArgs {
     /// Only sizes with this status (`GA`, `retirement_announced`, `retired`; any case).
     #[arg(long, value_name = "S")]
     pub status: Option<String>,
-    /// Catalog overlay to apply over the built-in catalog first (YAML or JSON). Repeatable;
-    /// a later one wins.
+    /// Catalog overlay to apply over the built-in catalog first (YAML or JSON), after the
+    /// ones `computeguard.yaml` names in `catalog:`. Repeatable; a later one wins.
     #[arg(long = "catalog", value_name = "OVERLAY")]
     pub catalog: Vec<PathBuf>,
+    /// Configuration file whose `catalog:` overlays apply (default: `computeguard.yaml` in
+    /// this directory or a parent, as `check` finds it).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ListFormat,
@@ -107,8 +115,15 @@ fn unknown(name: &str, overlays: bool) -> anyhow::Error {
     )
 }
 
+/// The overlays `check` would apply (the configuration's `catalog:`), then `--catalog`.
+fn overlays(config: Option<&PathBuf>, extra: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut paths = crate::load_config(config)?.context.catalog;
+    paths.extend(extra.iter().cloned());
+    Ok(paths)
+}
+
 pub fn run_show(args: ShowArgs) -> anyhow::Result<Outcome> {
-    let loaded = input::install(&args.catalog, args.limit)?;
+    let loaded = input::install(&overlays(args.config.as_ref(), &args.catalog)?, args.limit)?;
     let mut out = std::io::stdout().lock();
     let f = catalog::sku(&args.size).ok_or_else(|| unknown(&args.size, !loaded.is_empty()))?;
     let builtin = !facts::added(f);
@@ -256,7 +271,7 @@ fn keep(f: &SkuFacts, args: &ListArgs) -> bool {
 }
 
 pub fn run_list(args: ListArgs) -> anyhow::Result<Outcome> {
-    input::install(&args.catalog, args.limit)?;
+    input::install(&overlays(args.config.as_ref(), &args.catalog)?, args.limit)?;
     let mut out = std::io::stdout().lock();
     let rows: Vec<&SkuFacts> = sizes().filter(|f| keep(f, &args)).collect();
     match args.format {
