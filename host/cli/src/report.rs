@@ -1,7 +1,8 @@
 //! The report model (findings, errors, what was skipped or left unresolved, the summary)
 //! and the choice of renderer. Each renderer has its own file in `report/`: `text`
 //! (people), `github` (workflow annotations), `sarif` (code scanning), `junit` (CI test
-//! reports) and `policyreport` (Kubernetes PolicyReport objects); `json` (the contract in
+//! reports), `policyreport` (Kubernetes PolicyReport objects) and `html` (one
+//! self-contained page with charts and a filterable table); `json` (the contract in
 //! docs/configuration.md, "Output formats") is the model serialised. `escape` keeps
 //! untrusted text from driving a terminal or a CI runner; `fingerprint` names a finding
 //! for baselines and SARIF.
@@ -9,6 +10,7 @@
 mod escape;
 pub mod fingerprint;
 mod github;
+mod html;
 mod junit;
 mod policyreport;
 mod sarif;
@@ -357,6 +359,8 @@ pub enum Format {
     /// Kubernetes `PolicyReport` / `ClusterPolicyReport` objects (`wgpolicyk8s.io/v1alpha2`)
     /// in a `v1` `List`, for `kubectl apply -f -`.
     Policyreport,
+    /// One self-contained HTML page: summary, charts, a sortable, filterable table.
+    Html,
 }
 
 /// How to render a report.
@@ -499,6 +503,7 @@ impl Report {
             Format::Sarif => write_json(&sarif::log(self, opts), out),
             Format::Junit => junit::render(self, opts, out),
             Format::Policyreport => write_json(&policyreport::list(self, opts), out),
+            Format::Html => html::render(self, opts, out),
             Format::Text => self.render_text(&Style { on: opts.color }, opts, out),
         }
     }

@@ -267,7 +267,7 @@ const EXCERPT_AFTER: usize = 80;
 /// [`EXCERPT_MAX`] keeps [`EXCERPT_BEFORE`] characters before the column (an ellipsis
 /// in front when more were left out) and [`EXCERPT_AFTER`] from it on (the `bool`: text
 /// after it was left out).
-fn excerpt(line: &str, col: usize) -> (String, String, bool) {
+pub(super) fn excerpt(line: &str, col: usize) -> (String, String, bool) {
     let chars: Vec<char> = line.chars().collect();
     let col = col.min(chars.len());
     if chars.len() <= EXCERPT_MAX {
