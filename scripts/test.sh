@@ -42,4 +42,7 @@ scripts/test-embedding.sh
 echo "== install without Rust: the PyPI wheel, pre-commit from it, the npm package (docs/install.md)"
 scripts/test-packages.sh
 
+echo "== the playground and the HTML report in headless Chromium (docs/playground.md)"
+scripts/test-playground.sh
+
 echo "all checks passed"
