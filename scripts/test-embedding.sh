@@ -5,7 +5,9 @@
 # Python with wasmtime-py) and by the computeguard CLI, on the cases in
 # examples/embed-cases/cases/. Every host prints the canonical form (one JSON line
 # per case); the outputs must be byte-identical to each other and to the reviewed
-# examples/embed-cases/expected.jsonl.
+# examples/embed-cases/expected.jsonl. Then the contract tables (every call, error and
+# context, on fresh and reused instances), and the context (catalog overlays and Azure
+# facts) given to the hosts with --context and to the CLI through computeguard.yaml.
 #
 # Installs what it needs: the npm packages pinned by examples/embed-node/package-lock.json
 # and the pinned Python packages into a virtualenv under the target dir.
@@ -99,8 +101,10 @@ for c in "${cases[@]}"; do
   grep -qF "{\"case\":\"$(basename "$c")\",\"error\":" "$expected" && continue
   json_cases+=("$c")
 done
-# The report's findings, grouped by file, in the canonical form (see docs/embedding.md).
-python3 - "$work/out/cli-report.json" "${json_cases[@]}" > "$work/out/cli.jsonl" <<'PY'
+# The report's findings, grouped by file, in the canonical form (see docs/embedding.md):
+# cli_canonical REPORT.json CASE... prints one line per case.
+cli_canonical() {
+  python3 - "$@" <<'PY'
 import json, os, sys
 report = json.load(open(sys.argv[1], encoding="utf-8"))
 if report.get("errors"):
@@ -121,6 +125,8 @@ for case in map(os.path.basename, sys.argv[2:]):
 if by_file:
     sys.exit(f"findings for files that are not cases: {sorted(by_file)}")
 PY
+}
+cli_canonical "$work/out/cli-report.json" "${json_cases[@]}" > "$work/out/cli.jsonl"
 
 if [ "${BLESS:-}" = 1 ]; then
   cp "$work/out/rust.jsonl" "$expected"
@@ -146,29 +152,47 @@ fi
 echo "== every host refuses bad settings before evaluating"
 echo '{"regions": {"allowed": "eastus"}}' > "$work/bad-settings.json"
 bad=(--as-of "$as_of" --settings "$work/bad-settings.json" "${cases[0]}")
-check_refused() {
-  local host=$1
-  shift
+check_refused() { # host "what is refused" command...
+  local host=$1 what=$2
+  shift 2
   set +e
   "$@" > "$work/out/$host-bad.out" 2> "$work/out/$host-bad.err"
   local code=$?
   set -e
-  if [ "$code" -ne 2 ] || ! grep -q "refuses the settings" "$work/out/$host-bad.err" \
+  if [ "$code" -ne 2 ] || ! grep -q "refuses $what" "$work/out/$host-bad.err" \
     || [ -s "$work/out/$host-bad.out" ]; then
-    echo "$host: expected exit 2, no output and \"refuses the settings\", got exit $code:" >&2
+    echo "$host: expected exit 2, no output and \"refuses $what\", got exit $code:" >&2
     cat "$work/out/$host-bad.err" >&2
     failed=1
   fi
 }
-check_refused rust "$embed_rust" "$policy" "${bad[@]}"
-check_refused node node examples/embed-node/embed.mjs examples/embed-node/gen/policy.js "${bad[@]}"
-check_refused python "$venv/bin/python" examples/embed-python/embed.py "$policy" "${bad[@]}"
+check_refused rust "the settings" "$embed_rust" "$policy" "${bad[@]}"
+check_refused node "the settings" node examples/embed-node/embed.mjs examples/embed-node/gen/policy.js "${bad[@]}"
+check_refused python "the settings" "$venv/bin/python" examples/embed-python/embed.py "$policy" "${bad[@]}"
 
-echo "== the contract table: every call, source kind, error variant and raw format, in every host"
-# examples/embed-cases/contract.jsonl runs against the built-in policy, and
-# contract-rule-failed.jsonl against a pack whose rule fails at run time. Each host
+echo "== every host refuses a context the policy refuses (--context), before evaluating"
+# An overlay entry without `source`: the policy's own error text, in every host.
+bad=(--as-of "$as_of" --settings "$cases_dir/settings.json"
+  --context "$cases_dir/contract/context/overlay-missing-source.json" "${cases[0]}")
+check_refused rust "the context" "$embed_rust" "$policy" "${bad[@]}"
+check_refused node "the context" node examples/embed-node/embed.mjs examples/embed-node/gen/policy.js "${bad[@]}"
+check_refused python "the context" "$venv/bin/python" examples/embed-python/embed.py "$policy" "${bad[@]}"
+for host in rust node python; do
+  if ! grep -qF 'catalog[0]: at `/skus/0/source`: required field is missing' "$work/out/$host-bad.err"; then
+    echo "$host: the refusal does not carry the policy's error text:" >&2
+    cat "$work/out/$host-bad.err" >&2
+    failed=1
+  fi
+done
+
+echo "== the contract tables: every call, source kind, error variant, raw format and context, in every host"
+# examples/embed-cases/contract.jsonl runs against the built-in policy,
+# contract-rule-failed.jsonl against a pack whose rule fails at run time, and
+# contract-context.jsonl against the built-in policy with a context per call (catalog
+# overlays, Azure SKU lists, contexts the policy refuses: docs/embedding.md). Each host
 # runs each table twice: a fresh instance per call, and one instance for every call
-# (--reuse); all six outputs must equal the reviewed expected file.
+# (--reuse; a call with a context still gets a fresh instance, configured first); all
+# six outputs must equal the reviewed expected file.
 "$computeguard" build "$cases_dir/contract/rule-failed-pack.yaml" -o "$work/components/rule-failed.wasm"
 rm -rf "$work/gen-rule-failed"
 (cd examples/embed-node && npx --no-install jco transpile --instantiation async --name policy \
@@ -183,11 +207,11 @@ contract_host() { # host table component node-generated extra-args...
       --contract "$table" "$@" ;;
   esac
 }
-for table in contract contract-rule-failed; do
-  if [ "$table" = contract ]; then
-    component=$policy generated=examples/embed-node/gen/policy.js
-  else
+for table in contract contract-rule-failed contract-context; do
+  if [ "$table" = contract-rule-failed ]; then
     component=$work/components/rule-failed.wasm generated=$work/gen-rule-failed/policy.js
+  else
+    component=$policy generated=examples/embed-node/gen/policy.js
   fi
   table_expected="$cases_dir/$table.expected.jsonl"
   for host in rust node python; do
@@ -216,6 +240,78 @@ for table in contract contract-rule-failed; do
 done
 contract_calls=$(cat "$cases_dir"/contract*.expected.jsonl | wc -l)
 
+echo "== context through --context in every host, and through computeguard.yaml in the CLI"
+# The context files of contract-context.jsonl, joined into one context: the new GPU
+# size, the announced retirement and the real eastus SKU list. The hosts get it with
+# --context (every fresh instance is configured with it); the CLI gets the same
+# overlays and SKU list as files named by computeguard.yaml (catalog:, azure.skus).
+# All four must print the reviewed examples/embed-cases/context.expected.jsonl.
+context_dir=$cases_dir/contract/context
+context_expected=$cases_dir/context.expected.jsonl
+# The SKU list inside azure-skus-eastus.json is the Azure/skewer sample byte for byte
+# (contract/SOURCES.tsv): its git blob id must be the one recorded there.
+python3 - "$context_dir/azure-skus-eastus.json" <<'PY'
+import hashlib, sys
+data = open(sys.argv[1], "rb").read()
+head, tail = b'{"azure": {"skus": [\n', b'\n]}}\n'
+if not (data.startswith(head) and data.endswith(tail)):
+    sys.exit(f"{sys.argv[1]}: not the wrapper the SOURCES note describes")
+sample = data[len(head):-len(tail)]
+blob = hashlib.sha1(b"blob %d\0" % len(sample) + sample).hexdigest()
+if blob != "c666294fc44127a61b0eb05e706b2e2694593c8c":
+    sys.exit(f"{sys.argv[1]}: the SKU list is not the Azure/skewer sample byte for byte (blob {blob})")
+PY
+rm -rf "$work/context" && mkdir -p "$work/context"
+python3 - "$work/context" "$cases_dir/settings.json" "$as_of" "$context_dir/new-gpu-size.json" \
+  "$context_dir/retirement-announced.json" "$context_dir/azure-skus-eastus.json" <<'PY'
+import json, os, sys
+out, settings, as_of, *files = sys.argv[1:]
+joined, config = {"catalog": [], "azure": {"skus": []}}, {"catalog": [], "skus": []}
+for f in files:
+    context = json.load(open(f, encoding="utf-8"))
+    for key, items in (("catalog", context.get("catalog", [])),
+                       ("skus", context.get("azure", {}).get("skus", []))):
+        for item in items:
+            name = f"{key}-{len(config[key])}.json"
+            json.dump(item, open(os.path.join(out, name), "w", encoding="utf-8"), ensure_ascii=False)
+            config[key].append(name)
+            (joined[key] if key == "catalog" else joined["azure"]["skus"]).append(item)
+json.dump(joined, open(os.path.join(out, "context.json"), "w", encoding="utf-8"), ensure_ascii=False)
+regions = json.load(open(settings, encoding="utf-8"))["regions"]["allowed"]
+with open(os.path.join(out, "computeguard.yaml"), "w", encoding="utf-8") as y:
+    y.write(f"asOf: {as_of}\nregions:\n  allowed: {json.dumps(regions)}\n")
+    y.write(f"catalog: {json.dumps(config['catalog'])}\nazure:\n  skus: {json.dumps(config['skus'])}\n")
+PY
+context_cases=("$cases_dir/contract/aks-gpu-pool-nc48ads-h200-v6.json" "$cases_dir/cases/aml-cluster-compliant.json"
+  "$cases_dir/contract/vm-d13-v2-promo-eastus.json" "$cases_dir/contract/vm-nv6-zone-1-eastus.json")
+with_context=(--as-of "$as_of" --settings "$cases_dir/settings.json" --context "$work/context/context.json")
+"$embed_rust" "$policy" "${with_context[@]}" "${context_cases[@]}" > "$work/out/context-rust.jsonl"
+node examples/embed-node/embed.mjs examples/embed-node/gen/policy.js "${with_context[@]}" \
+  "${context_cases[@]}" > "$work/out/context-node.jsonl"
+"$venv/bin/python" examples/embed-python/embed.py "$policy" "${with_context[@]}" \
+  "${context_cases[@]}" > "$work/out/context-python.jsonl"
+set +e
+"$computeguard" check --format json --config "$work/context/computeguard.yaml" --as-of "$as_of" \
+  "${context_cases[@]}" > "$work/out/context-cli-report.json"
+code=$?
+set -e
+if [ "$code" -gt 1 ]; then
+  echo "computeguard check with the context failed (exit $code)" >&2
+  exit 1
+fi
+cli_canonical "$work/out/context-cli-report.json" "${context_cases[@]}" > "$work/out/context-cli.jsonl"
+if [ "${BLESS:-}" = 1 ]; then
+  cp "$work/out/context-rust.jsonl" "$context_expected"
+  echo "blessed $context_expected; review it with git diff"
+fi
+for host in rust node python cli; do
+  if ! cmp -s "$context_expected" "$work/out/context-$host.jsonl"; then
+    echo "$host with the context differs from $context_expected:" >&2
+    diff "$context_expected" "$work/out/context-$host.jsonl" >&2 || true
+    failed=1
+  fi
+done
+
 n=$(wc -l < "$expected")
 if [ "$failed" -ne 0 ]; then
   echo "embedding: 0 passed, 1 failed" >&2
@@ -223,3 +319,4 @@ if [ "$failed" -ne 0 ]; then
 fi
 echo "embedding: $n cases identical across rust, node, python and the CLI"
 echo "contract: $contract_calls calls identical across rust, node and python, fresh and reused instances"
+echo "context: $(wc -l < "$context_expected") cases identical across rust, node, python (--context) and the CLI (computeguard.yaml)"

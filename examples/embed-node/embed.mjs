@@ -4,11 +4,18 @@
 // from the component, and the WASI preview2 shim: no computeguard code.
 //
 //   npm run transpile -- POLICY.wasm          # jco transpile -> gen/policy.js + core modules
-//   node embed.mjs gen/policy.js --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...
-//   node embed.mjs gen/policy.js --as-of YYYY-MM-DD --contract TABLE.jsonl [--reuse]
+//   node embed.mjs gen/policy.js --as-of YYYY-MM-DD [--settings FILE] [--context FILE] [--timings] DOCUMENT.json...
+//   node embed.mjs gen/policy.js --as-of YYYY-MM-DD [--context FILE] --contract TABLE.jsonl [--reuse]
+//
+// --context gives every fresh instance the JSON text of FILE through the contract's
+// `context` interface (configure: catalog overlays and Azure facts) before its first
+// call; a context the policy refuses is an error (exit 2).
 //
 // --contract runs a table of calls (docs/embedding.md, "The contract test"), each on a
-// fresh instance, or with --reuse all on one instance.
+// fresh instance, or with --reuse all on one instance. A call with a `context` file
+// (relative to the table) always gets a fresh instance, configured with it first; when
+// the policy refuses it, the line is {"case":…,"configure":"<the policy's error>"} and
+// the call is not made.
 //
 // Prints one line per document in the canonical form of docs/embedding.md (the
 // Rust and Python examples print the same bytes). --timings adds one JSON line on
@@ -27,8 +34,8 @@ import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import Ajv from "ajv";
 
 const USAGE =
-  "usage: node embed.mjs GENERATED/policy.js --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...\n" +
-  "       node embed.mjs GENERATED/policy.js --as-of YYYY-MM-DD --contract TABLE.jsonl [--reuse]";
+  "usage: node embed.mjs GENERATED/policy.js --as-of YYYY-MM-DD [--settings FILE] [--context FILE] [--timings] DOCUMENT.json...\n" +
+  "       node embed.mjs GENERATED/policy.js --as-of YYYY-MM-DD [--context FILE] --contract TABLE.jsonl [--reuse]";
 
 class UsageError extends Error {}
 
@@ -61,14 +68,15 @@ class Policy {
       }
       return modules.get(name);
     };
-    const policy = new Policy(instantiate, getCoreModule);
+    const policy = new Policy(instantiate, getCoreModule, generated);
     await policy.instantiate(); // compiles every core module
     return policy;
   }
 
-  constructor(instantiate, getCoreModule) {
+  constructor(instantiate, getCoreModule, origin) {
     this.instantiateComponent = instantiate;
     this.getCoreModule = getCoreModule;
+    this.origin = origin;
   }
 
   /** A fresh instance: no state leaks from one document to the next. */
@@ -76,6 +84,45 @@ class Policy {
     const root = await this.instantiateComponent(this.getCoreModule, imports());
     return root.evaluator;
   }
+
+  /**
+   * A fresh instance given `context` (JSON text; none: not configured) before any
+   * other call. `refused` is the policy's error text, which leaves the instance as it was.
+   */
+  async instantiateWith(context) {
+    const root = await this.instantiateComponent(this.getCoreModule, imports());
+    let refused = null;
+    if (context !== undefined) {
+      // jco names the export after the interface: `context` (computeguard:policy/context@0.2.0).
+      if (root.context === undefined) {
+        throw new UsageError(
+          `\`${this.origin}\` does not export computeguard:policy/context@0.2.0, so it takes no context`,
+        );
+      }
+      refused = configure(root.context, context);
+    }
+    return { evaluator: root.evaluator, refused };
+  }
+}
+
+/** configure: result<_, string>; jco throws the error string as the payload. */
+function configure(context, text) {
+  try {
+    context.configure(text);
+    return null;
+  } catch (e) {
+    if (e && typeof e.payload === "string") return e.payload;
+    throw e;
+  }
+}
+
+/** The error for a --context file the policy refuses (a refused context changes nothing). */
+function contextRefused(evaluator, file, problem) {
+  let name = "?";
+  try {
+    name = evaluator.metadata().name;
+  } catch {}
+  return new UsageError(`policy \`${name}\` refuses the context in \`${file}\`: ${problem}`);
 }
 
 /** result<response, error>: jco returns the ok value and throws the error payload. */
@@ -141,20 +188,37 @@ function validateSettings(evaluator, settings) {
 }
 
 /** --contract: one canonical line per call of the table. */
-async function runContract(policy, table, asOf, reuse) {
+async function runContract(policy, table, asOf, reuse, contextFile) {
   const dir = dirname(resolve(table));
   const lines = (await readFile(table, "utf8")).split("\n").filter((l) => l.trim() !== "");
+  const context = contextFile === undefined ? undefined : await readFile(contextFile, "utf8");
   let shared;
   let out = "";
   for (const line of lines) {
     const call = JSON.parse(line);
-    if (shared === undefined || !reuse) shared = await policy.instantiate();
+    let evaluator;
+    if (call.context !== undefined) {
+      // A call with its own context: always a fresh instance, configured first.
+      const own = await policy.instantiateWith(await readFile(resolve(dir, call.context), "utf8"));
+      if (own.refused !== null) {
+        out += JSON.stringify({ case: call.case, configure: own.refused }) + "\n";
+        continue;
+      }
+      evaluator = own.evaluator;
+    } else {
+      if (shared === undefined || !reuse) {
+        const fresh = await policy.instantiateWith(context);
+        if (fresh.refused !== null) throw contextRefused(fresh.evaluator, contextFile, fresh.refused);
+        shared = fresh.evaluator;
+      }
+      evaluator = shared;
+    }
     let result;
     if (call.call === "validate-settings") {
-      result = { case: call.case, "validate-settings": validateSettings(shared, call.settings) };
+      result = { case: call.case, "validate-settings": validateSettings(evaluator, call.settings) };
     } else if (call.call === "evaluate") {
       const document = await readFile(resolve(dir, call.document), "utf8");
-      const r = evaluate(shared, {
+      const r = evaluate(evaluator, {
         document,
         sourceKind: call["source-kind"] ?? "unknown",
         operation: "none",
@@ -179,6 +243,7 @@ async function main(argv) {
       options: {
         "as-of": { type: "string" },
         settings: { type: "string" },
+        context: { type: "string" },
         timings: { type: "boolean", default: false },
         contract: { type: "string" },
         reuse: { type: "boolean", default: false },
@@ -193,17 +258,20 @@ async function main(argv) {
   const [generated, ...documents] = positionals;
   if (values.contract) {
     const policy = await Policy.load(generated);
-    return runContract(policy, values.contract, values["as-of"], values.reuse);
+    return runContract(policy, values.contract, values["as-of"], values.reuse, values.context);
   }
   const settings = values.settings ? await readFile(values.settings, "utf8") : "{}";
+  const context = values.context === undefined ? undefined : await readFile(values.context, "utf8");
 
   let start = performance.now();
   const policy = await Policy.load(generated);
   const compiled = performance.now() - start;
 
   start = performance.now();
-  const evaluator = await policy.instantiate();
+  const first = await policy.instantiateWith(context);
   const instantiated = performance.now() - start;
+  const evaluator = first.evaluator;
+  if (first.refused !== null) throw contextRefused(evaluator, values.context, first.refused);
   const info = evaluator.metadata();
   const where = values.settings ? ` in \`${values.settings}\`` : "";
   const refused = (problem) =>
@@ -235,8 +303,15 @@ async function main(argv) {
   for (const path of documents) {
     const document = await readFile(path, "utf8");
     start = performance.now();
-    const fresh = await policy.instantiate();
-    const result = evaluate(fresh, {
+    const fresh = await policy.instantiateWith(context);
+    if (fresh.refused !== null) {
+      // The first instance took this context; a policy that answers otherwise now is
+      // not deterministic.
+      throw new UsageError(
+        `policy \`${info.name}\` refused the context it accepted before: ${fresh.refused}`,
+      );
+    }
+    const result = evaluate(fresh.evaluator, {
       document,
       sourceKind: "unknown",
       operation: "none",

@@ -2,14 +2,21 @@
 //! only the WIT contract (`wit/policy.wit`) and wasmtime: no computeguard crate.
 //!
 //! ```text
-//! embed-rust POLICY.wasm --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...
-//! embed-rust POLICY.wasm --as-of YYYY-MM-DD --contract TABLE.jsonl [--reuse]
+//! embed-rust POLICY.wasm --as-of YYYY-MM-DD [--settings FILE] [--context FILE] [--timings] DOCUMENT.json...
+//! embed-rust POLICY.wasm --as-of YYYY-MM-DD [--context FILE] --contract TABLE.jsonl [--reuse]
 //! ```
+//!
+//! `--context` gives every fresh instance the JSON text of FILE through the contract's
+//! `context` interface (`configure`: catalog overlays and Azure facts) before its first
+//! call; a context the policy refuses is an error (exit 2).
 //!
 //! `--contract` runs a table of calls (docs/embedding.md, "The contract test"): each
 //! line names a `call` (`evaluate` or `validate-settings`), the `settings` text, and for
 //! `evaluate` a `document` file (relative to the table) and a `source-kind`. Each call
-//! gets a fresh instance; with `--reuse`, every call goes to one instance instead.
+//! gets a fresh instance; with `--reuse`, every call goes to one instance instead. A
+//! call with a `context` file (relative to the table) always gets a fresh instance,
+//! configured with it first; when the policy refuses it, the line is
+//! `{"case":…,"configure":"<the policy's error>"}` and the call is not made.
 //!
 //! Prints one line per document in the canonical form of `docs/embedding.md`
 //! (the Node and Python examples print the same bytes). `--timings` adds one JSON
@@ -23,18 +30,24 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::component::{Component, InstancePre, Linker, ResourceTable};
 use wasmtime::error::Context as _;
 use wasmtime::{Config, Engine, Result, Store, StoreLimits, StoreLimitsBuilder, bail, format_err};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 // The host side of the contract, generated from the same WIT file the policies use.
+// `policy-with-context` is the world of every policy `computeguard build` makes: the
+// evaluator plus `context` (configure). Each export is bound on its own (its
+// `GuestIndices`), so a policy without `context`, which reads only its own built-in
+// facts, still loads; only `--context` needs it.
 mod bindings {
     wasmtime::component::bindgen!({
-        world: "policy",
+        world: "policy-with-context",
         path: "../../wit",
     });
 }
+
+use bindings::exports::computeguard::policy::{context, evaluator};
 
 use bindings::computeguard::policy::types::{
     Error as PolicyError, Operation, Request, SourceKind, Violation,
@@ -68,18 +81,20 @@ struct Args {
     policy: PathBuf,
     as_of: String,
     settings: Option<PathBuf>,
+    context: Option<PathBuf>,
     timings: bool,
     contract: Option<PathBuf>,
     reuse: bool,
     documents: Vec<PathBuf>,
 }
 
-const USAGE: &str = "usage: embed-rust POLICY.wasm --as-of YYYY-MM-DD [--settings FILE] [--timings] DOCUMENT.json...\n       embed-rust POLICY.wasm --as-of YYYY-MM-DD --contract TABLE.jsonl [--reuse]";
+const USAGE: &str = "usage: embed-rust POLICY.wasm --as-of YYYY-MM-DD [--settings FILE] [--context FILE] [--timings] DOCUMENT.json...\n       embed-rust POLICY.wasm --as-of YYYY-MM-DD [--context FILE] --contract TABLE.jsonl [--reuse]";
 
 fn parse_args() -> Result<Args> {
     let mut policy = None;
     let mut as_of = None;
     let mut settings = None;
+    let mut context = None;
     let mut timings = false;
     let mut contract = None;
     let mut reuse = false;
@@ -99,6 +114,11 @@ fn parse_args() -> Result<Args> {
                     args.next().context("`--settings` needs a file")?,
                 ));
             }
+            Some("--context") => {
+                context = Some(PathBuf::from(
+                    args.next().context("`--context` needs a file")?,
+                ));
+            }
             Some("--timings") => timings = true,
             Some("--contract") => {
                 contract = Some(PathBuf::from(
@@ -115,6 +135,7 @@ fn parse_args() -> Result<Args> {
         policy: policy.context(USAGE)?,
         as_of: as_of.with_context(|| format!("`--as-of` is required\n{USAGE}"))?,
         settings,
+        context,
         timings,
         contract,
         reuse,
@@ -161,6 +182,11 @@ enum Line {
         #[serde(rename = "validate-settings")]
         validate_settings: Option<String>,
     },
+    /// The policy refused the call's context; the call was not made.
+    Configure {
+        case: String,
+        configure: String,
+    },
 }
 
 impl From<Violation> for CanonicalViolation {
@@ -187,8 +213,19 @@ impl From<Violation> for CanonicalViolation {
 /// The loaded policy: compiled and pre-instantiated once; every call gets a fresh
 /// store and instance, so no state leaks from one document to the next.
 struct Policy {
+    path: PathBuf,
     engine: Engine,
-    pre: bindings::PolicyPre<Host>,
+    pre: InstancePre<Host>,
+    evaluator: evaluator::GuestIndices,
+    /// None when the policy does not export `computeguard:policy/context`.
+    context: Option<context::GuestIndices>,
+}
+
+/// A fresh instance: its store and its exports.
+struct Instance {
+    store: Store<Host>,
+    evaluator: evaluator::Guest,
+    context: Option<context::Guest>,
 }
 
 impl Policy {
@@ -202,23 +239,30 @@ impl Policy {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         // Policies import the types-only interface of the contract; it has no
         // functions, so an empty instance satisfies it.
-        linker.instance("computeguard:policy/types@0.1.0")?;
+        linker.instance("computeguard:policy/types@0.2.0")?;
         let pre = linker.instantiate_pre(&component).with_context(|| {
             format!(
                 "`{}` imports something this host does not provide",
                 path.display()
             )
         })?;
-        let pre = bindings::PolicyPre::new(pre).with_context(|| {
+        let evaluator = evaluator::GuestIndices::new(&pre).with_context(|| {
             format!(
-                "`{}` does not export computeguard:policy/evaluator@0.1.0",
+                "`{}` does not export computeguard:policy/evaluator@0.2.0",
                 path.display()
             )
         })?;
-        Ok(Policy { engine, pre })
+        let context = context::GuestIndices::new(&pre).ok();
+        Ok(Policy {
+            path: path.to_path_buf(),
+            engine,
+            pre,
+            evaluator,
+            context,
+        })
     }
 
-    fn instantiate(&self) -> Result<(bindings::Policy, Store<Host>)> {
+    fn instantiate(&self) -> Result<Instance> {
         let host = Host {
             // `WasiCtxBuilder::new()` grants nothing: no preopened directories,
             // no environment or arguments, no sockets, stdin empty, stdout and
@@ -230,9 +274,63 @@ impl Policy {
         let mut store = Store::new(&self.engine, host);
         store.limiter(|h| &mut h.limits);
         store.set_fuel(FUEL)?;
-        let policy = self.pre.instantiate(&mut store)?;
-        Ok((policy, store))
+        let instance = self.pre.instantiate(&mut store)?;
+        Ok(Instance {
+            evaluator: self.evaluator.load(&mut store, &instance)?,
+            context: match &self.context {
+                Some(indices) => Some(indices.load(&mut store, &instance)?),
+                None => None,
+            },
+            store,
+        })
     }
+
+    /// A fresh instance given `context` (when there is one) before any other call.
+    /// The second value is the policy's refusal, which leaves the instance as it was.
+    fn instantiate_with(&self, context: Option<&str>) -> Result<(Instance, Option<String>)> {
+        let mut instance = self.instantiate()?;
+        let refused = match context {
+            Some(text) => {
+                let Some(configure) = &instance.context else {
+                    bail!(
+                        "`{}` does not export computeguard:policy/context@0.2.0, so it takes no context",
+                        self.path.display()
+                    );
+                };
+                configure
+                    .call_configure(&mut instance.store, text)
+                    .context("the policy trapped in `configure`")?
+                    .err()
+            }
+            None => None,
+        };
+        Ok((instance, refused))
+    }
+}
+
+/// The text of a `--context` file.
+fn read_context(path: Option<&Path>) -> Result<Option<String>> {
+    path.map(|p| {
+        std::fs::read_to_string(p).with_context(|| format!("cannot read context `{}`", p.display()))
+    })
+    .transpose()
+}
+
+/// The error for a `--context` file the policy refuses (the name comes from a call
+/// on the same instance, which a refused context leaves as it was).
+fn context_refused(
+    instance: &mut Instance,
+    file: Option<&Path>,
+    problem: String,
+) -> wasmtime::Error {
+    let name = instance
+        .evaluator
+        .call_metadata(&mut instance.store)
+        .map_or_else(|_| "?".to_string(), |info| info.name);
+    let place = file
+        .map(|p| format!(" in `{}`", p.display()))
+        .unwrap_or_default();
+    format_err!("policy `{name}` refuses the context{place}: {problem}")
 }
 
 fn error_line(case: String, error: PolicyError) -> Line {
@@ -258,6 +356,10 @@ struct ContractCall {
     #[serde(default)]
     source_kind: Option<String>,
     settings: String,
+    /// A context file (relative to the table): the call gets a fresh instance,
+    /// configured with it first.
+    #[serde(default)]
+    context: Option<String>,
 }
 
 fn source_kind(name: &str) -> Result<SourceKind> {
@@ -291,11 +393,12 @@ fn canonical_result(
 /// `--contract`: every call of the table, each on a fresh instance (or, with
 /// `--reuse`, all on one), one canonical line per call.
 fn run_contract(args: &Args, table: &Path) -> Result<()> {
+    let context = read_context(args.context.as_deref())?;
     let policy = Policy::load(&args.policy)?;
     let text = std::fs::read_to_string(table)
         .with_context(|| format!("cannot read `{}`", table.display()))?;
     let dir = table.parent().unwrap_or(Path::new("."));
-    let mut shared = None;
+    let mut shared: Option<Instance> = None;
     let mut out = String::new();
     for (i, line) in text
         .lines()
@@ -304,11 +407,39 @@ fn run_contract(args: &Args, table: &Path) -> Result<()> {
     {
         let call: ContractCall = serde_json::from_str(line)
             .with_context(|| format!("`{}` line {}", table.display(), i + 1))?;
-        if shared.is_none() || !args.reuse {
-            shared = Some(policy.instantiate()?);
-        }
-        let (instance, store) = shared.as_mut().context("no instance")?;
-        let evaluator = instance.computeguard_policy_evaluator();
+        let mut own: Option<Instance>;
+        let instance = if let Some(file) = &call.context {
+            // A call with its own context: always a fresh instance, configured first.
+            let path = dir.join(file);
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read context `{}`", path.display()))?;
+            let (instance, refused) = policy.instantiate_with(Some(&text))?;
+            if let Some(problem) = refused {
+                let line = Line::Configure {
+                    case: call.case,
+                    configure: problem,
+                };
+                out.push_str(&serde_json::to_string(&line)?);
+                out.push('\n');
+                continue;
+            }
+            own = Some(instance);
+            own.as_mut().context("no instance")?
+        } else {
+            if shared.is_none() || !args.reuse {
+                let (mut instance, refused) = policy.instantiate_with(context.as_deref())?;
+                if let Some(problem) = refused {
+                    return Err(context_refused(
+                        &mut instance,
+                        args.context.as_deref(),
+                        problem,
+                    ));
+                }
+                shared = Some(instance);
+            }
+            shared.as_mut().context("no instance")?
+        };
+        let (evaluator, store) = (&instance.evaluator, &mut instance.store);
         let line = match call.call.as_str() {
             "validate-settings" => Line::Settings {
                 case: call.case,
@@ -354,15 +485,27 @@ fn run() -> Result<()> {
             .with_context(|| format!("cannot read settings `{}`", p.display()))?,
         None => "{}".to_string(),
     };
+    let context = read_context(args.context.as_deref())?;
 
     let start = Instant::now();
     let policy = Policy::load(&args.policy)?;
     let compiled = start.elapsed();
 
     let start = Instant::now();
-    let (instance, mut store) = policy.instantiate()?;
+    let (mut first, refused) = policy.instantiate_with(context.as_deref())?;
     let instantiated = start.elapsed();
-    let evaluator = instance.computeguard_policy_evaluator();
+    if let Some(problem) = refused {
+        return Err(context_refused(
+            &mut first,
+            args.context.as_deref(),
+            problem,
+        ));
+    }
+    let Instance {
+        mut store,
+        evaluator,
+        ..
+    } = first;
     let info = evaluator.call_metadata(&mut store)?;
     let refused = |problem: String| {
         let place = args
@@ -413,10 +556,18 @@ fn run() -> Result<()> {
             as_of: args.as_of.clone(),
         };
         let start = Instant::now();
-        let (instance, mut store) = policy.instantiate()?;
-        let result = instance
-            .computeguard_policy_evaluator()
-            .call_evaluate(&mut store, &request)
+        let (mut fresh, refused) = policy.instantiate_with(context.as_deref())?;
+        if let Some(problem) = refused {
+            // The first instance took this context; a policy that answers otherwise now
+            // is not deterministic.
+            bail!(
+                "policy `{}` refused the context it accepted before: {problem}",
+                info.name
+            );
+        }
+        let result = fresh
+            .evaluator
+            .call_evaluate(&mut fresh.store, &request)
             .with_context(|| format!("policy `{}` trapped on `{}`", info.name, doc.display()))?;
         first_evaluation.get_or_insert(start.elapsed());
         let line = canonical_result(case, result);

@@ -83,3 +83,20 @@ fn a_missing_settings_file_is_named() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_missing_context_file_is_named() {
+    let out = run(&[
+        "policy.wasm",
+        "--as-of",
+        "2026-11-22",
+        "--context",
+        "/nonexistent/context.json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot read context `/nonexistent/context.json`"),
+        "{}",
+        stderr(&out)
+    );
+}
