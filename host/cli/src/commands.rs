@@ -8,6 +8,7 @@ pub mod init;
 pub mod inspect;
 pub mod new;
 pub mod policies;
+pub mod registry;
 pub mod rules;
 pub mod serve;
 pub mod test;

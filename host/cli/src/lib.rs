@@ -59,6 +59,13 @@ pub enum Command {
     Init(commands::init::InitArgs),
     /// Inspect and extend the VM size catalog: validate, import, show, list, diff.
     Catalog(commands::catalog::CatalogArgs),
+    /// Publish a policy component, rule pack or catalog overlay to an OCI registry
+    /// (prints the manifest digest).
+    Push(commands::registry::PushArgs),
+    /// Pull an OCI artifact into the cache, verified (prints the digest and the cached file).
+    Pull(commands::registry::PullArgs),
+    /// Sign an OCI artifact with a key pair, stored as cosign stores signatures.
+    Sign(commands::registry::SignArgs),
 }
 
 /// Outcome of a command, mapped to the exit code.
@@ -93,6 +100,9 @@ pub fn run() -> ExitCode {
         Command::Serve(a) => commands::serve::run(a),
         Command::Init(a) => commands::init::run(a),
         Command::Catalog(a) => commands::catalog::run(a),
+        Command::Push(a) => commands::registry::push(a),
+        Command::Pull(a) => commands::registry::pull(a),
+        Command::Sign(a) => commands::registry::sign(a),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,

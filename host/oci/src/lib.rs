@@ -32,7 +32,7 @@ pub mod sign;
 
 pub use auth::{Credentials, ENV_PASSWORD, ENV_TOKEN, ENV_USERNAME};
 pub use cache::{Cache, ENV_CACHE_DIR};
-pub use client::{Client, ClientOptions, Pulled};
+pub use client::{Client, ClientOptions, Pulled, block_on};
 pub use digest::{Digest, sha256};
 pub use reference::Reference;
 

@@ -104,6 +104,9 @@ pub struct Config {
     /// Catalog overlays and Azure facts (`catalog:`, `azure:`), paths resolved against
     /// the configuration's directory.
     pub context: crate::context::ContextFiles,
+    /// Signature checks and registry settings for `oci://` references (`verify:`,
+    /// `registries:`).
+    pub oci: crate::oci::OciConfig,
 }
 
 /// A problem in `computeguard.yaml`, with its file and line, and what was expected.
@@ -169,15 +172,24 @@ impl Config {
         };
         for key in root.keys() {
             if ![
-                "asOf", "regions", "rules", "policies", "settings", "ignore", "webhook", "catalog",
+                "asOf",
+                "regions",
+                "rules",
+                "policies",
+                "settings",
+                "ignore",
+                "webhook",
+                "catalog",
                 "azure",
+                "verify",
+                "registries",
             ]
             .contains(&key.as_str())
             {
                 return Err(fail(
                     &format!("/{key}"),
                     format!(
-                        "unknown key `{key}`; expected asOf, regions, rules, policies, settings, ignore, webhook, catalog or azure"
+                        "unknown key `{key}`; expected asOf, regions, rules, policies, settings, ignore, webhook, catalog, azure, verify or registries"
                     ),
                 ));
             }
@@ -285,7 +297,12 @@ impl Config {
                     _ => return Err(fail(&ptr, what.into())),
                 };
                 cfg.policies.push(PolicyRef {
-                    path: base.join(file),
+                    // `oci://` references stay as written (crate::oci resolves them).
+                    path: if computeguard_oci::Reference::is_oci(&file) {
+                        PathBuf::from(file)
+                    } else {
+                        base.join(file)
+                    },
                     digest,
                 });
             }
@@ -300,9 +317,16 @@ impl Config {
                     )
                 })?
                 .iter()
-                .map(|f| base.join(f))
+                .map(|f| {
+                    if computeguard_oci::Reference::is_oci(f) {
+                        PathBuf::from(f)
+                    } else {
+                        base.join(f)
+                    }
+                })
                 .collect();
         }
+        cfg.oci = crate::oci::parse(root, base, &fail)?;
         if let Some(a) = root.get("azure") {
             let Some(a) = a.as_object() else {
                 return Err(fail(

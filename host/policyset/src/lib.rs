@@ -19,6 +19,7 @@
 pub mod config;
 pub mod context;
 pub mod load;
+pub mod oci;
 pub mod suggest;
 pub mod webhook;
 

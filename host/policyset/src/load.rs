@@ -101,6 +101,11 @@ pub enum LoadError {
     /// or is not what it should be.
     #[error(transparent)]
     Context(#[from] crate::context::ContextLoadError),
+    /// An `oci://` policy or overlay could not be pulled, or was refused (a digest that
+    /// is not its pin or not its content, a missing or untrusted signature, nothing
+    /// verified in the cache while the registry is unreachable).
+    #[error(transparent)]
+    Oci(#[from] crate::oci::OciError),
     /// The configuration names a rule id (in `rules:`, `ignore:` or
     /// `webhook.enforcement`) that no loaded policy declares.
     #[error("{file}:{line}: {}", crate::suggest::unknown_rule(rule, known))]
@@ -136,6 +141,13 @@ pub fn load_policies(
     extra: &[PolicyRef],
     own_rules: &[&str],
 ) -> Result<Vec<LoadedPolicy>, LoadError> {
+    // `oci://` references become their verified cached files (pin and signatures checked)
+    // before anything else is read, compiled or run.
+    let resolved = crate::oci::resolve(config, extra)?;
+    let (config, extra) = match &resolved {
+        Some((c, e)) => (c, e.as_slice()),
+        None => (config, extra),
+    };
     // The context files are checked before any policy is loaded: a bad overlay names
     // its file and line, and nothing runs with half a context.
     let context = crate::context::load(&config.context)?;

@@ -79,6 +79,11 @@ pub trait Loader: Send + Sync + 'static {
     fn load(&self) -> Result<PolicySet, BoxError>;
     /// Files whose change triggers a reload (the config and policy files).
     fn watched(&self) -> Vec<PathBuf>;
+    /// Metric families of the loader's own (Prometheus text, without `# EOF`), served
+    /// by `/metrics` after the server's. None by default.
+    fn metrics_text(&self) -> String {
+        String::new()
+    }
 }
 
 /// Server settings (the rest comes from the `webhook:` section of the config).

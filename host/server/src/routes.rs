@@ -44,7 +44,7 @@ pub(crate) fn probe(state: &State, path: &str) -> Option<Response> {
         "/metrics" => respond(
             StatusCode::OK,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
-            state.metrics.encode(),
+            with_loader_metrics(state.metrics.encode(), &state.loader.metrics_text()),
         ),
         _ => return None,
     })
@@ -278,4 +278,20 @@ async fn read_body(mut body: Incoming, limit: usize) -> Result<Option<Bytes>, hy
 
 fn json_ok(v: &serde_json::Value) -> Response {
     respond(StatusCode::OK, "application/json", v.to_string())
+}
+
+/// The server's exposition with the loader's families inserted before `# EOF`.
+fn with_loader_metrics(mut text: String, extra: &str) -> String {
+    if extra.is_empty() {
+        return text;
+    }
+    let eof = text.strip_suffix("# EOF\n").map(str::len);
+    if let Some(at) = eof {
+        text.truncate(at);
+    }
+    text.push_str(extra);
+    if eof.is_some() {
+        text.push_str("# EOF\n");
+    }
+    text
 }

@@ -41,6 +41,11 @@ pub struct ServeArgs {
     /// Seconds in-flight requests may take to finish after SIGTERM.
     #[arg(long, default_value_t = 20)]
     pub shutdown_timeout: u64,
+    /// Seconds between pulls of the oci:// policies and overlays (a moved tag is picked
+    /// up, verified, and swapped in; a refused one leaves the previous set serving).
+    /// Only when the configuration names an oci:// reference; 0 turns it off.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub registry_refresh: u64,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +61,9 @@ struct CliLoader {
     watched: Mutex<Vec<PathBuf>>,
     /// Whether the next load is the one at start (see [`restart_warm`]).
     starting: std::sync::atomic::AtomicBool,
+    /// Whether the last configuration read names an `oci://` reference (refreshed
+    /// every `--registry-refresh` seconds).
+    has_oci: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl CliLoader {
@@ -77,6 +85,10 @@ impl CliLoader {
 impl Loader for CliLoader {
     fn load(&self) -> Result<PolicySet, BoxError> {
         let config = load_config(self.config.as_ref())?;
+        self.has_oci.store(
+            computeguard_policyset::oci::has_references(&config, &self.extra),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         let webhook = config.webhook.clone();
         // A new engine per generation: the evaluation deadline is part of the config.
         let new_engine = || {
@@ -126,6 +138,10 @@ impl Loader for CliLoader {
 
     fn watched(&self) -> Vec<PathBuf> {
         self.watched.lock().map(|w| w.clone()).unwrap_or_default()
+    }
+
+    fn metrics_text(&self) -> String {
+        computeguard_policyset::oci::metrics_text()
     }
 }
 
@@ -204,14 +220,29 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
                 .ok()
                 .and_then(|d| Config::discover(&d)),
         };
+        let has_oci = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let loader = Arc::new(CliLoader {
             watched: Mutex::new(config_path.iter().cloned().collect()),
             config: config_path,
             extra: args.policies,
             starting: std::sync::atomic::AtomicBool::new(true),
+            has_oci: has_oci.clone(),
         });
         let server = Server::bind(options, loader).await?;
         let reload = server.reload_handle();
+        if args.registry_refresh > 0 {
+            let every = Duration::from_secs(args.registry_refresh);
+            let reload = reload.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(every).await;
+                    if has_oci.load(std::sync::atomic::Ordering::Relaxed) {
+                        tracing::debug!("pulling the oci:// policies and overlays again");
+                        reload.reload();
+                    }
+                }
+            });
+        }
         #[cfg(unix)]
         if let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
         {
