@@ -137,10 +137,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         fail_on: args.fail_on,
     };
     report.render(args.format, &opts, &mut stdout.lock())?;
-    if report.summary.resources > 0 {
-        for note in not_evaluated(&config, &report) {
-            eprintln!("computeguard: {note}");
-        }
+    if report.summary.resources > 0
+        && let Some(note) = not_evaluated(&config, &report)
+    {
+        eprintln!("computeguard: {note}");
     }
     if let Some(path) = &args.write_baseline {
         eprintln!(
@@ -193,28 +193,37 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
 }
 
 /// The rules that judge against the subscription's own facts and had none to judge
-/// with: said once per run, so that silence is never read as a pass.
-fn not_evaluated(config: &crate::config::Config, report: &Report) -> Vec<String> {
+/// with, in one line: said once per run, so that silence is never read as a pass.
+fn not_evaluated(config: &crate::config::Config, report: &Report) -> Option<String> {
     let context = &config.context;
     let wanted = [
         (
             "sku-available-in-region",
             context.skus.is_empty(),
-            "computeguard.yaml names no `azure.skus` (`az vm list-skus --all -o json`)",
+            "azure.skus",
         ),
-        (
-            "quota-sufficient",
-            context.usage.is_empty(),
-            "computeguard.yaml names no `azure.usage` (`az vm list-usage --location REGION -o json`)",
-        ),
+        ("quota-sufficient", context.usage.is_empty(), "azure.usage"),
     ];
-    wanted
+    let missing: Vec<(&str, &str)> = wanted
         .iter()
         .filter(|(rule, missing, _)| {
             *missing
                 && report.rules.iter().any(|r| r.id == *rule)
                 && config.rules.get(*rule) != Some(&computeguard_policyset::Level::Off)
         })
-        .map(|(rule, _, why)| format!("{rule} was not evaluated: {why}; see docs/catalog.md"))
-        .collect()
+        .map(|(rule, _, key)| (*rule, *key))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let rules: Vec<&str> = missing.iter().map(|(r, _)| *r).collect();
+    let keys: Vec<String> = missing.iter().map(|(_, k)| format!("`{k}`")).collect();
+    Some(format!(
+        "{} not evaluated: the configuration names no {} (az vm list-skus / list-usage output; docs/catalog.md)",
+        match rules.as_slice() {
+            [one] => format!("{one} was"),
+            _ => format!("{} were", rules.join(" and ")),
+        },
+        keys.join(" or ")
+    ))
 }
