@@ -8,6 +8,17 @@ echo "== toolchain"
 rustup target add wasm32-wasip2
 rustc --version
 
+echo "== tools the registry tests run: the CNCF distribution registry and skopeo (Debian)"
+# tests of computeguard-oci and the CLI's registry tests start a registry on loopback
+# and read what computeguard pushed with skopeo (docs/distribution.md).
+if ! command -v docker-registry > /dev/null || ! command -v skopeo > /dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq docker-registry skopeo > /dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq docker-registry skopeo > /dev/null
+  fi
+fi
+
 echo "== format"
 cargo fmt --all -- --check
 

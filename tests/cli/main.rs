@@ -21,6 +21,7 @@ mod formats_workloads;
 mod init;
 mod inputs;
 mod layout;
+mod registry;
 mod report_html;
 mod sdk;
 mod serve;
