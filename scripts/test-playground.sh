@@ -38,8 +38,14 @@ echo "== build the playground"
 COMPUTEGUARD_BIN=$computeguard scripts/build-playground.sh "$site"
 
 echo "== HTML reports: the 5,000-object audit (docs/benchmarks.md section 8) and one of 5,000+ findings"
+# The dump generator reads YAML with PyYAML: the system's, else PyPI's in a virtualenv.
+python=python3
+if ! python3 -c "import yaml" 2> /dev/null; then
+  . scripts/tool-venv.sh
+  python=$(tool_venv "$target/pyyaml-venv" python pyyaml==6.0.3)
+fi
 report() { # objects name
-  python3 scripts/make-kubectl-dump.py --objects "$1" > "$out/$2.yaml"
+  "$python" scripts/make-kubectl-dump.py --objects "$1" > "$out/$2.yaml"
   for format in html json; do
     set +e
     "$computeguard" check --format "$format" --as-of 2026-11-22 "$out/$2.yaml" > "$out/$2.$format" 2> /dev/null
