@@ -3,6 +3,9 @@
 //! same, a context the policy refuses or cannot hold is a load error (never a policy
 //! that silently runs without it), and a snapshot is cached per context.
 
+// Test code: a helper that cannot do its job fails the test with the reason.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 use computeguard_engine::{Engine, EngineConfig, LoadError, Policy, PolicyContext, Request};
 use std::path::{Path, PathBuf};
 
