@@ -29,6 +29,9 @@ pub struct ContextFiles {
     pub skus: Vec<PathBuf>,
     /// Per region, `az vm list-usage --location REGION -o json` or a Usage - List body.
     pub usage: Vec<(String, PathBuf)>,
+    /// Digests (`sha256:<hex>`) files must have when they are read: an overlay pulled from
+    /// a registry is pinned to the layer digest that was verified (signature included).
+    pub pins: Vec<(PathBuf, String)>,
 }
 
 impl ContextFiles {
@@ -254,7 +257,19 @@ pub fn load(files: &ContextFiles) -> Result<Option<LoadedContext>, ContextLoadEr
     let mut catalog = Vec::new();
     let mut overlay_sizes = 0;
     for path in &files.catalog {
-        let doc = decode(path, &read("catalog overlay", path)?)?;
+        let text = read("catalog overlay", path)?;
+        if let Some((_, pin)) = files.pins.iter().find(|(p, _)| p == path) {
+            let actual = format!("sha256:{}", computeguard_engine::digest(text.as_bytes()));
+            if &actual != pin {
+                return Err(ContextLoadError::Invalid {
+                    problems: vec![format!(
+                        "{}: has digest {actual}, but it was verified as {pin}; refusing a cached overlay that changed after it was verified",
+                        path.display()
+                    )],
+                });
+            }
+        }
+        let doc = decode(path, &text)?;
         match overlay::parse(&doc.value) {
             Ok(o) => {
                 overlay_sizes += o.skus.len();
@@ -383,6 +398,31 @@ mod tests {
             small.offer("Standard_NV6", "westus", &[]),
             OfferAnswer::Restricted { .. }
         ));
+    }
+
+    #[test]
+    fn a_pinned_overlay_that_changed_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("overlay.yaml");
+        let text = "kind: CatalogOverlay\nskus: []\n";
+        std::fs::write(&path, text).expect("write");
+        let pin = format!("sha256:{}", computeguard_engine::digest(text.as_bytes()));
+        let files = ContextFiles {
+            catalog: vec![path.clone()],
+            pins: vec![(path.clone(), pin)],
+            ..ContextFiles::default()
+        };
+        assert!(load(&files).expect("the verified bytes load").is_some());
+        std::fs::write(
+            &path,
+            "kind: CatalogOverlay\nskus: [{name: Standard_NC6, source: x, vcpus: 1}]\n",
+        )
+        .expect("tamper");
+        let err = load(&files).expect_err("changed after verification");
+        assert!(
+            err.to_string().contains("changed after it was verified"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -262,14 +262,18 @@ pub fn resolve(
         .map(policy)
         .collect::<Result<_, _>>()?;
     let extra = extra.iter().map(policy).collect::<Result<_, _>>()?;
-    out.context.catalog = config
-        .context
-        .catalog
-        .iter()
-        .map(|p| match p.to_str() {
-            Some(t) if Reference::is_oci(t) => one(t, false).map(|r| r.path),
-            _ => Ok(p.clone()),
-        })
-        .collect::<Result<_, _>>()?;
+    out.context.catalog = Vec::new();
+    for p in &config.context.catalog {
+        match p.to_str() {
+            Some(t) if Reference::is_oci(t) => {
+                let r = one(t, false)?;
+                // The loader checks the file against the verified layer digest when it
+                // reads it, so a cached copy changed after verification is refused.
+                out.context.pins.push((r.path.clone(), r.layer.to_string()));
+                out.context.catalog.push(r.path);
+            }
+            _ => out.context.catalog.push(p.clone()),
+        }
+    }
     Ok(Some((out, extra)))
 }
