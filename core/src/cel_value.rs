@@ -37,15 +37,15 @@ pub(crate) fn json_to_cel(v: &Value) -> Cel {
     }
 }
 
-fn text(s: &str) -> Cel {
+pub(crate) fn text(s: &str) -> Cel {
     Cel::String(Arc::new(s.to_string()))
 }
 
-fn key(s: &str) -> Key {
+pub(crate) fn key(s: &str) -> Key {
     Key::String(Arc::new(s.to_string()))
 }
 
-fn map(entries: impl ExactSizeIterator<Item = (Key, Cel)>) -> Cel {
+pub(crate) fn map(entries: impl ExactSizeIterator<Item = (Key, Cel)>) -> Cel {
     let mut m = HashMap::with_capacity(entries.len());
     m.extend(entries);
     Cel::Map(Map { map: Arc::new(m) })
@@ -53,7 +53,7 @@ fn map(entries: impl ExactSizeIterator<Item = (Key, Cel)>) -> Cel {
 
 /// The field names of `resource`, in the order [`resource`] fills them: the camelCase
 /// names serde gives [`Resource`]'s serialized fields.
-pub(crate) const FIELDS: [&str; 32] = [
+pub(crate) const FIELDS: [&str; 33] = [
     "kind",
     "sourceKind",
     "name",
@@ -61,6 +61,7 @@ pub(crate) const FIELDS: [&str; 32] = [
     "display",
     "sku",
     "region",
+    "zones",
     "minNodes",
     "maxNodes",
     "autoscale",
@@ -107,6 +108,7 @@ pub(crate) fn resource(r: &Resource) -> Cel {
         text(&r.display),
         opt_text(&r.sku),
         opt_text(&r.region),
+        texts(&r.zones),
         opt_int(r.min_nodes),
         opt_int(r.max_nodes),
         r.autoscale.map_or(Cel::Null, Cel::Bool),
@@ -202,6 +204,7 @@ mod tests {
             namespace: Some("ns".into()),
             sku: Some("Standard_NC6".into()),
             region: Some("eastus".into()),
+            zones: vec!["1".into(), "3".into()],
             min_nodes: Some(0),
             max_nodes: Some(-3),
             autoscale: Some(true),

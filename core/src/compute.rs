@@ -40,6 +40,10 @@ pub struct Resource {
     pub sku: Option<String>,
     /// Region as a programmatic name (`eastus2`), normalised from display names.
     pub region: Option<String>,
+    /// Availability zones the declaration asks for, as written (`["1", "2"]`): an AKS pool's
+    /// `availabilityZones` / Terraform `zones`, a VM's or scale set's `zones` / `zone`. Empty
+    /// when it asks for none (the platform places the nodes in the region).
+    pub zones: Vec<String>,
     /// Fewest nodes or instances the compute scales down to (Azure ML `min_instances` /
     /// `minNodeCount`, an AKS pool's `minCount`); None when not written (the platform's
     /// default applies).

@@ -4,7 +4,7 @@
 //! missing from the data is [`OfferAnswer::Unknown`], not "not offered".
 
 use super::skus::{Restriction, SkuOffer};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// What the SKU data says about one size in one region (and zones).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,17 +69,20 @@ impl Availability {
         if entries.is_empty() {
             return OfferAnswer::Unknown;
         }
-        let offered_in: Vec<String> = entries
-            .iter()
-            .flat_map(|o| {
-                o.locations
-                    .iter()
-                    .filter(|l| o.location_restriction(l).is_none())
-                    .cloned()
-            })
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        // Sorted and without duplicates. Vectors rather than sets: the policy component
+        // pays for every collection type and sort it instantiates, and the lists are short.
+        let mut offered_in: Vec<String> = Vec::new();
+        for o in entries {
+            for l in o
+                .locations
+                .iter()
+                .filter(|l| o.location_restriction(l).is_none())
+            {
+                if let Err(i) = offered_in.binary_search(l) {
+                    offered_in.insert(i, l.clone());
+                }
+            }
+        }
         let here: Vec<&SkuOffer> = entries.iter().filter(|o| o.lists_region(region)).collect();
         if here.is_empty() {
             return OfferAnswer::NotOffered { offered_in };
@@ -90,7 +93,7 @@ impl Availability {
                 offered_in,
             };
         }
-        let listed: BTreeSet<&str> = here
+        let listed: Vec<&str> = here
             .iter()
             .flat_map(|o| o.zones_in(region))
             .map(String::as_str)
@@ -114,7 +117,7 @@ impl Availability {
             {
                 reason_code.clone_from(&r.reason_code);
             }
-            if restricted.is_some() || !listed.contains(z) {
+            if restricted.is_some() || !listed.contains(&z) {
                 missing.push(z.to_string());
             }
         }

@@ -1,11 +1,12 @@
 //! The CEL functions registered for rules: `sku`, `region`, `inGeography`, `cudaOf`,
-//! `versionAtLeast` and `cudaSupported` (documented for users in
-//! `docs/rules/README.md`), and the two internal functions the evaluator's rewrites
+//! `versionAtLeast`, `cudaSupported`, `skuOffer` and `quota` (documented for users in
+//! `docs/compute-model.md`), and the two internal functions the evaluator's rewrites
 //! call (`@iterable`, `@unsupported`). The table is built once per evaluator.
 
 use super::type_name;
 use crate::catalog;
 use crate::cel_value::to_cel;
+use crate::eval::azure;
 use crate::eval::views::{CURRENT_MEMO, region_view};
 use crate::{cuda, region, version};
 use cel_interpreter::{Context, Value as Cel};
@@ -78,6 +79,10 @@ pub(super) fn functions() -> Context<'static> {
             _ => Cel::Null,
         })
     });
+    ctx.add_function("skuOffer", |s: Cel, r: Cel, z: Cel| -> R {
+        Ok(azure::sku_offer(&s, &r, &z))
+    });
+    ctx.add_function("quota", |s: Cel, r: Cel| -> R { Ok(azure::quota(&s, &r)) });
     ctx.add_function("cudaSupported", |s: Cel, c: Cel| -> R {
         let cc = text_arg(&s)
             .and_then(catalog::sku)
@@ -101,6 +106,8 @@ pub const FUNCTIONS: &[&str] = &[
     "cudaOf",
     "cudaSupported",
     "versionAtLeast",
+    "skuOffer",
+    "quota",
 ];
 
 #[cfg(test)]

@@ -6,20 +6,25 @@
 //! - `settings`: the pack settings (JSON object);
 //! - `asOf`: the evaluation date, `YYYY-MM-DD`.
 //!
-//! and these functions (documented for users in `docs/rules/README.md`):
-//! `sku(name)`, `region(name)`, `cudaOf(image)`, `cudaSupported(sku, cuda)`,
-//! `versionAtLeast(a, b)`.
+//! and these functions (documented for users in `docs/compute-model.md`):
+//! `sku(name)`, `region(name)`, `inGeography(region, group)`, `cudaOf(image)`,
+//! `cudaSupported(sku, cuda)`, `versionAtLeast(a, b)`, and, from the subscription's
+//! context, `skuOffer(sku, region, zones)` and `quota(sku, region)`.
 //!
 //! The module is split by job:
 //! - `eval` itself: the [`Evaluator`] and its inputs and results, decoding a pack's
 //!   expressions on first use and running each rule over each resource;
 //! - `views`: the catalog data `sku()` and `region()` hand to CEL, and the
 //!   per-evaluation memo of `sku()` answers;
-//! - `functions`: the table of CEL functions registered for rules.
+//! - `functions`: the table of CEL functions registered for rules;
+//! - `azure`: what `skuOffer()` and `quota()` answer from the installed context, and the
+//!   per-evaluation sum of what the document declares of each quota.
 
+mod azure;
 mod functions;
 mod views;
 
+pub use azure::{QUOTA_FIELDS, SKU_OFFER_FIELDS, SPOT_TOTAL_ID};
 pub use functions::FUNCTIONS;
 pub use views::{REGION_FIELDS, SKU_FIELDS};
 
@@ -28,6 +33,7 @@ use crate::cel_value::{self, json_to_cel};
 use crate::model::{self, Resource, Source};
 use crate::pack::{self, Pack, PackError, Severity, WirePack};
 use crate::read::common::At;
+use azure::{AzureScope, CurrentAzure};
 use cel_interpreter::{Context, IdedExpr, Value as Cel};
 use functions::{ITERABLE, UNSUPPORTED, functions};
 use serde::Serialize;
@@ -369,10 +375,17 @@ impl Evaluator {
             entries: RefCell::default(),
         });
         let _current = CurrentMemo::set(Rc::clone(&memo));
+        // The subscription's facts and what this document declares of each quota, once
+        // (none without a context).
+        let azure = AzureScope::new(&resources).map(Rc::new);
+        let _azure = CurrentAzure::set(azure.clone());
         let mut root = self.functions.new_inner_scope();
         root.add_variable_from_value("asOf", input.as_of.to_string());
         root.add_variable_from_value("settings", json_to_cel(input.settings));
-        for res in &resources {
+        for (index, res) in resources.iter().enumerate() {
+            if let Some(a) = &azure {
+                a.set_current(index);
+            }
             let display = display_name(res);
             out.resources.push((res.kind.clone(), display.clone()));
             let object = if res.pointer.is_empty() {

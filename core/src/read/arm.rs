@@ -20,7 +20,7 @@
 //! `template`) are followed with ARM's scoping: `inner` scope gets the parameters passed to it,
 //! evaluated in the outer scope; the default `outer` scope shares the parent's.
 
-use super::common::{escape, int_of, merge_labels, resolve_intent, set_region, set_sku};
+use super::common::{escape, int_of, merge_labels, resolve_intent, set_region, set_sku, set_zones};
 use crate::compute::Resource;
 use crate::read::common::At;
 use crate::region;
@@ -868,7 +868,15 @@ impl Walk {
                 });
                 if let Some(parent) = parent {
                     if r.kind == "aks-node-pool" {
-                        // A pool runs where its cluster runs: nothing to compare.
+                        // A pool runs where its cluster runs: its region for the rules
+                        // that need one (availability, quota). Not a fact to compare, so
+                        // a cluster location known only at deploy time is not reported
+                        // again on every pool.
+                        if let Some(reg) = &parent.region {
+                            r.parent_region = Some(reg.clone());
+                            r.fields
+                                .insert("parentRegion".into(), parent.region_ptr.clone());
+                        }
                     } else if let Some(reg) = &parent.region {
                         r.parent_region = Some(reg.clone());
                         r.fields
@@ -926,6 +934,7 @@ const POOL_FIELDS: &[(&str, &str)] = &[
     ("priority", "/scaleSetPriority"),
     ("gpuInstanceProfile", "/gpuInstanceProfile"),
     ("taints", "/nodeTaints"),
+    ("zones", "/availabilityZones"),
 ];
 
 /// Records the fields whose source is only known at deploy time, pointing at their use.
@@ -960,6 +969,7 @@ fn cluster(res: &Resolved, ptr: &str, name: &str) -> Vec<Resource> {
         c.unresolved.push("kubernetesVersion".into());
     }
     resolve_intent(&mut c, "unknown");
+    let c_region = c.region.clone();
     let mut out = vec![c];
     if let Some(Value::Array(pools)) = res.value.at("/properties/agentPoolProfiles") {
         for (i, p) in pools.iter().enumerate() {
@@ -981,6 +991,12 @@ fn cluster(res: &Resolved, ptr: &str, name: &str) -> Vec<Resource> {
                 .insert("kubernetesVersion".into(), version_ptr.clone());
             if version_unresolved {
                 pool.unresolved.push("kubernetesVersion".into());
+            }
+            // The pool runs in the cluster's region (see `finish`).
+            if let Some(reg) = &c_region {
+                pool.parent_region = Some(reg.clone());
+                pool.fields
+                    .insert("parentRegion".into(), format!("{ptr}/location"));
             }
             read_agent_pool(&mut pool, p, &pp);
             mark_unresolved(&mut pool, res, &pp, POOL_FIELDS);
@@ -1083,6 +1099,7 @@ const VM_FIELDS: &[(&str, &str)] = &[
     ("sku", "/properties/hardwareProfile/vmSize"),
     ("priority", "/properties/priority"),
     ("osType", "/properties/storageProfile/osDisk/osType"),
+    ("zones", "/zones"),
 ];
 const SCALE_SET_FIELDS: &[(&str, &str)] = &[
     ("sku", "/sku/name"),
@@ -1092,6 +1109,7 @@ const SCALE_SET_FIELDS: &[(&str, &str)] = &[
         "osType",
         "/properties/virtualMachineProfile/storageProfile/osDisk/osType",
     ),
+    ("zones", "/zones"),
 ];
 
 /// A `Microsoft.Compute/virtualMachines` (`vm`) or `virtualMachineScaleSets`
@@ -1114,6 +1132,7 @@ fn virtual_machine(res: &Resolved, ptr: &str, name: &str, single: bool) -> Resou
     if let Some((rel, Some(Value::String(size)))) = at("sku") {
         set_sku(&mut r, size, format!("{ptr}{rel}"));
     }
+    set_zones(&mut r, v.get("zones"), format!("{ptr}/zones"), |_| true);
     if single {
         r.instance_count = Some(1);
     } else if let Some((rel, Some(n))) = at("instanceCount")
@@ -1162,6 +1181,12 @@ pub(super) fn read_agent_pool(r: &mut Resource, p: &Value, ptr: &str) {
             .insert("maxNodes".into(), format!("{ptr}/maxCount"));
     }
     r.instance_count = int("count");
+    set_zones(
+        r,
+        p.get("availabilityZones"),
+        format!("{ptr}/availabilityZones"),
+        |_| true,
+    );
     if let Some(os) = p.get("osType").and_then(Value::as_str) {
         r.os_type = Some(os.to_ascii_lowercase());
         r.fields.insert("osType".into(), format!("{ptr}/osType"));
@@ -1518,5 +1543,52 @@ mod tests {
             (r.kind.as_str(), r.sku.as_deref()),
             ("aml-kubernetes-compute", None)
         );
+    }
+
+    #[test]
+    fn zones_of_pools_scale_sets_and_vms_and_the_pools_region() {
+        let doc = template(
+            json!([
+                {"type": "Microsoft.ContainerService/managedClusters", "apiVersion": "2024-09-01",
+                 "name": "aks", "location": "East US",
+                 "properties": {"agentPoolProfiles": [
+                    {"name": "gpu", "vmSize": "Standard_NV6", "count": 1, "availabilityZones": ["1", 2]},
+                    {"name": "any", "vmSize": "Standard_NV6", "count": 1, "availabilityZones": []}]}},
+                {"type": "Microsoft.Compute/virtualMachineScaleSets", "apiVersion": "2024-07-01",
+                 "name": "ss", "location": "eastus", "zones": "[parameters('zones')]",
+                 "sku": {"name": "Standard_NV6", "capacity": 2}, "properties": {}},
+                {"type": "Microsoft.Compute/virtualMachines", "apiVersion": "2024-07-01",
+                 "name": "vm", "location": "eastus", "zones": ["[parameters('zone')]"],
+                 "properties": {"hardwareProfile": {"vmSize": "Standard_NV6"}}}
+            ]),
+            json!({"zones": {"type": "array", "defaultValue": ["3"]}, "zone": {"type": "string"}}),
+        );
+        let out = crate::read::normalize(&doc, crate::compute::Source::Arm);
+        let by = |name: &str| {
+            out.iter()
+                .find(|r| r.name == name)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let gpu = by("aks/gpu");
+        assert_eq!(gpu.zones, ["1", "2"]);
+        assert_eq!(
+            gpu.fields["zones"],
+            "/resources/0/properties/agentPoolProfiles/0/availabilityZones"
+        );
+        assert_eq!(
+            (gpu.region.as_deref(), gpu.parent_region.as_deref()),
+            (None, Some("eastus"))
+        );
+        assert!(by("aks/any").zones.is_empty() && !by("aks/any").fields.contains_key("zones"));
+        assert_eq!(by("ss").zones, ["3"], "a parameter's default");
+        let vm = by("vm");
+        assert!(vm.zones.is_empty());
+        assert_eq!(
+            vm.unresolved,
+            ["zones"],
+            "a parameter without a value is not guessed"
+        );
+        assert_eq!(vm.fields["zones"], "/resources/2/zones");
     }
 }

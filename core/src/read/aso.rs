@@ -59,6 +59,12 @@ fn normalize_aks(doc: &Value, kind: &str, base: &str, template: Resource) -> Vec
                         "kubernetesVersion".into(),
                         format!("{base}/spec/kubernetesVersion"),
                     );
+                    // Its region, for the rules that need one (availability, quota).
+                    if let Some(reg) = &cluster.region {
+                        pool.parent_region = Some(reg.clone());
+                        pool.fields
+                            .insert("parentRegion".into(), format!("{base}/spec/location"));
+                    }
                     read_agent_pool(&mut pool, p, &format!("{base}/spec/agentPoolProfiles/{i}"));
                     out.push(pool);
                 }

@@ -116,6 +116,40 @@ pub(crate) fn set_region(r: &mut Resource, raw: &str, ptr: String) {
     r.fields.insert("region".into(), ptr);
 }
 
+/// Sets `zones` from a `zones` / `availabilityZones` value: a list of zones as strings or
+/// numbers (`["1", 2]`), or one zone (`"1"`, Terraform's `zone`). `literal` says whether a
+/// string is a value rather than an expression the host could not resolve. An element
+/// that is no literal zone (a deploy-time value: `null` once ARM expressions are
+/// resolved, `${...}` in Terraform) leaves `zones` unresolved rather than half read.
+/// Nothing is recorded for `null`, an empty list, or another shape.
+pub(crate) fn set_zones(
+    r: &mut Resource,
+    v: Option<&Value>,
+    ptr: String,
+    literal: impl Fn(&str) -> bool,
+) {
+    let zone = |v: &Value| match v {
+        Value::String(s) if literal(s) && !s.trim().is_empty() => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    let zones: Option<Vec<String>> = match v {
+        Some(Value::Array(items)) if !items.is_empty() => items.iter().map(zone).collect(),
+        Some(Value::String(s)) if s.trim().is_empty() => return,
+        Some(one @ (Value::String(_) | Value::Number(_))) => zone(one).map(|z| vec![z]),
+        _ => return,
+    };
+    match zones {
+        Some(z) => r.zones = z,
+        None => {
+            if !r.unresolved.iter().any(|f| f == "zones") {
+                r.unresolved.push("zones".into());
+            }
+        }
+    }
+    r.fields.insert("zones".into(), ptr);
+}
+
 pub(crate) fn merge_labels(r: &mut Resource, map: Option<&Value>, ptr: &str) {
     if let Some(Value::Object(m)) = map {
         for (k, v) in m {

@@ -11,7 +11,17 @@
 //!   `vm_priority`, `scale_settings`, `location`); `parentRegion` is the location of the
 //!   `azurerm_machine_learning_workspace` named by `machine_learning_workspace_id`;
 //! - `azurerm_machine_learning_compute_instance`: an `aml-compute-instance`
-//!   (`virtual_machine_size`).
+//!   (`virtual_machine_size`);
+//! - `azurerm_linux_virtual_machine`, `azurerm_windows_virtual_machine` and the legacy
+//!   `azurerm_virtual_machine`: a `vm` (`size` / `vm_size`, `location`, `zone` / `zones`,
+//!   `priority`, `tags`; one instance);
+//! - `azurerm_linux_virtual_machine_scale_set`, `azurerm_windows_virtual_machine_scale_set`
+//!   and `azurerm_orchestrated_virtual_machine_scale_set`: a `vm-scale-set` (`sku` /
+//!   `sku_name`, `instances`, `location`, `zones`, `priority`, `tags`).
+//!
+//! An AKS pool has no location of its own: its `parentRegion` is its cluster's literal
+//! location when the cluster is in the same document, and its `zones` are the pool's
+//! `zones` (`availability_zones` in azurerm 2.x).
 //!
 //! A value still written `${...}` is an expression the host could not resolve (a `local.`, a
 //! resource attribute, a function call, a variable without a default): the model field stays
@@ -19,7 +29,7 @@
 //! The one reference followed here is `${TYPE.NAME.location}` (and `.id` for parents) to a
 //! resource declared in the same document, since its literal location is known.
 
-use super::common::{escape, int_of, merge_labels, resolve_intent, set_region, set_sku};
+use super::common::{escape, int_of, merge_labels, resolve_intent, set_region, set_sku, set_zones};
 use crate::compute::Resource;
 use crate::read::common::At;
 use serde_json::Value;
@@ -28,6 +38,15 @@ const CLUSTER: &str = "azurerm_kubernetes_cluster";
 const POOL: &str = "azurerm_kubernetes_cluster_node_pool";
 const AML_CLUSTER: &str = "azurerm_machine_learning_compute_cluster";
 const AML_INSTANCE: &str = "azurerm_machine_learning_compute_instance";
+/// Virtual machines and scale sets: (type, whether it is a scale set).
+const VMS: &[(&str, bool)] = &[
+    ("azurerm_linux_virtual_machine", false),
+    ("azurerm_windows_virtual_machine", false),
+    ("azurerm_virtual_machine", false),
+    ("azurerm_linux_virtual_machine_scale_set", true),
+    ("azurerm_windows_virtual_machine_scale_set", true),
+    ("azurerm_orchestrated_virtual_machine_scale_set", true),
+];
 const WORKSPACE: &str = "azurerm_machine_learning_workspace";
 
 /// Deepest chain of `${x.y.location}` references followed.
@@ -61,6 +80,7 @@ pub fn normalize(doc: &Value) -> Vec<Resource> {
             CLUSTER => module.cluster(res, &mut out),
             POOL => out.push(module.node_pool(res)),
             AML_CLUSTER | AML_INSTANCE => out.push(module.aml_compute(res)),
+            ty if VMS.iter().any(|(t, _)| *t == ty) => out.push(module.virtual_machine(res)),
             _ => {}
         }
     }
@@ -389,6 +409,7 @@ impl<'d> Module<'d> {
         let Some(pools) = res.values.get("default_node_pool") else {
             return;
         };
+        let location = self.location(res);
         for (values, ptr) in blocks(pools, &block.ptr("default_node_pool")) {
             let mut pool = self.base(res, "aks-node-pool");
             pool.source_kind = format!("{CLUSTER}.default_node_pool");
@@ -404,6 +425,10 @@ impl<'d> Module<'d> {
                 pool.fields
                     .insert("kubernetesVersion".into(), block.ptr("kubernetes_version"));
             }
+            if let Some(Ok((text, loc))) = &location {
+                pool.parent_region = Some(crate::region::normalize(text));
+                pool.fields.insert("parentRegion".into(), loc.clone());
+            }
             read_pool(&mut pool, &Block { values, ptr: &ptr });
             out.push(pool);
         }
@@ -411,9 +436,15 @@ impl<'d> Module<'d> {
 
     fn node_pool(&self, res: &Declared<'d>) -> Resource {
         let mut pool = self.base(res, "aks-node-pool");
-        // A pool runs where its cluster runs (it has no location of its own), so there is
-        // no region to compare; it does inherit the cluster's Kubernetes version.
+        // A pool runs where its cluster runs (it has no location of its own): the
+        // cluster's literal location is its `parentRegion` (for the availability and quota
+        // rules; nothing to compare, so a location known only at deploy time is not
+        // reported again here). It inherits the cluster's Kubernetes version.
         if let Some(cluster) = self.referenced(res, "kubernetes_cluster_id", CLUSTER) {
+            if let Some(Ok((text, loc))) = self.location(cluster) {
+                pool.parent_region = Some(crate::region::normalize(text));
+                pool.fields.insert("parentRegion".into(), loc);
+            }
             let cluster_block = Block {
                 values: cluster.values,
                 ptr: &cluster.ptr,
@@ -436,6 +467,47 @@ impl<'d> Module<'d> {
             },
         );
         pool
+    }
+
+    /// A virtual machine (`vm`, one instance) or scale set (`vm-scale-set`, `instances`).
+    fn virtual_machine(&self, res: &Declared<'d>) -> Resource {
+        let scale_set = VMS.iter().any(|(t, s)| *t == res.ty && *s);
+        let block = Block {
+            values: res.values,
+            ptr: &res.ptr,
+        };
+        let mut r = self.base(res, if scale_set { "vm-scale-set" } else { "vm" });
+        let size_key = ["size", "vm_size", "sku", "sku_name"]
+            .into_iter()
+            .find(|k| res.values.get(*k).is_some_and(Value::is_string))
+            .unwrap_or("size");
+        block.sku(&mut r, size_key);
+        self.set_location(&mut r, res);
+        read_zones(&mut r, &block, &["zones", "zone"]);
+        if scale_set {
+            r.instance_count = block.int(&mut r, "instances", "instanceCount");
+        } else {
+            r.instance_count = Some(1);
+        }
+        if let Some(p) = block.text(&mut r, "priority", "priority") {
+            r.priority = Some(
+                match p.to_ascii_lowercase().as_str() {
+                    "spot" => "spot",
+                    "low" => "low-priority",
+                    _ => "dedicated",
+                }
+                .into(),
+            );
+            r.fields.insert("priority".into(), block.ptr("priority"));
+        }
+        if res.ty.starts_with("azurerm_linux_") {
+            r.os_type = Some("linux".into());
+        } else if res.ty.starts_with("azurerm_windows_") {
+            r.os_type = Some("windows".into());
+        }
+        block.labels(&mut r, "tags");
+        resolve_intent(&mut r, "unknown");
+        r
     }
 
     fn aml_compute(&self, res: &Declared<'d>) -> Resource {
@@ -510,6 +582,16 @@ impl<'d> Module<'d> {
     }
 }
 
+/// `zones` from the first of `keys` that is set.
+fn read_zones(r: &mut Resource, b: &Block<'_, '_>, keys: &[&str]) {
+    if let Some(key) = keys
+        .iter()
+        .find(|k| b.values.get(**k).is_some_and(|v| !v.is_null()))
+    {
+        set_zones(r, b.values.get(*key), b.ptr(key), |s| !is_expression(s));
+    }
+}
+
 /// The attributes `default_node_pool` and `azurerm_kubernetes_cluster_node_pool` share.
 fn read_pool(r: &mut Resource, b: &Block<'_, '_>) {
     b.sku(r, "vm_size");
@@ -520,6 +602,7 @@ fn read_pool(r: &mut Resource, b: &Block<'_, '_>) {
     r.min_nodes = b.int(r, "min_count", "minNodes");
     r.max_nodes = b.int(r, "max_count", "maxNodes");
     r.instance_count = b.int(r, "node_count", "instanceCount");
+    read_zones(r, b, &["zones", "availability_zones"]);
     if let Some(os) = b.text(r, "os_type", "osType") {
         r.os_type = Some(os.to_ascii_lowercase());
         r.fields.insert("osType".into(), b.ptr("os_type"));
@@ -725,5 +808,79 @@ mod tests {
         assert!(!recognise(&json!({"format_version": "1.0"})));
         assert!(!recognise(&json!({"kind": "Pod"})));
         assert!(normalize(&json!({"resource": "x"})).is_empty());
+    }
+
+    #[test]
+    fn virtual_machines_scale_sets_zones_and_the_pools_region() {
+        let doc = json!({"resource": {
+            "azurerm_kubernetes_cluster": {"main": {
+                "location": "West Europe",
+                "default_node_pool": {"name": "system", "vm_size": "Standard_D4s_v3", "node_count": 2, "zones": ["1", "2"]}
+            }},
+            "azurerm_kubernetes_cluster_node_pool": {"gpu": {
+                "kubernetes_cluster_id": "${azurerm_kubernetes_cluster.main.id}",
+                "vm_size": "Standard_NC24ads_A100_v4", "node_count": 1, "zones": "${var.zones}"
+            }},
+            "azurerm_linux_virtual_machine": {"jump": {
+                "location": "eastus", "size": "Standard_NV6", "zone": "1", "priority": "Spot"
+            }},
+            "azurerm_windows_virtual_machine_scale_set": {"farm": {
+                "location": "eastus", "sku": "Standard_NC4as_T4_v3", "instances": 3, "zones": [1, 3]
+            }},
+            "azurerm_orchestrated_virtual_machine_scale_set": {"flex": {
+                "location": "eastus", "sku_name": "Standard_NC4as_T4_v3", "instances": "${var.n}"
+            }}
+        }});
+        let out = normalize(&doc);
+        let pool = by_name(&out, "main/system");
+        assert_eq!(pool.zones, ["1", "2"]);
+        assert_eq!(pool.parent_region.as_deref(), Some("westeurope"));
+        let gpu = by_name(&out, "gpu");
+        assert_eq!(gpu.parent_region.as_deref(), Some("westeurope"));
+        assert!(gpu.zones.is_empty());
+        assert_eq!(gpu.unresolved, ["zones"]);
+        let jump = by_name(&out, "jump");
+        assert_eq!(
+            (
+                jump.kind.as_str(),
+                jump.sku.as_deref(),
+                jump.region.as_deref(),
+                jump.instance_count
+            ),
+            ("vm", Some("Standard_NV6"), Some("eastus"), Some(1))
+        );
+        assert_eq!(
+            (
+                jump.zones.clone(),
+                jump.priority.as_deref(),
+                jump.os_type.as_deref()
+            ),
+            (vec!["1".to_string()], Some("spot"), Some("linux"))
+        );
+        assert_eq!(
+            jump.fields["zones"],
+            "/resource/azurerm_linux_virtual_machine/jump/zone"
+        );
+        let farm = by_name(&out, "farm");
+        assert_eq!(
+            (
+                farm.kind.as_str(),
+                farm.instance_count,
+                farm.zones.clone(),
+                farm.os_type.as_deref()
+            ),
+            (
+                "vm-scale-set",
+                Some(3),
+                vec!["1".to_string(), "3".to_string()],
+                Some("windows")
+            )
+        );
+        let flex = by_name(&out, "flex");
+        assert_eq!(
+            (flex.sku.as_deref(), flex.instance_count),
+            (Some("Standard_NC4as_T4_v3"), None)
+        );
+        assert_eq!(flex.unresolved, ["instanceCount"]);
     }
 }

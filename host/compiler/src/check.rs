@@ -1,10 +1,11 @@
 //! Build-time checks of CEL expressions against the compute model: unknown
 //! variables, unknown `resource` fields, unknown functions, unknown fields of
-//! `sku()` / `region()` results.
+//! `sku()` / `region()` / `skuOffer()` / `quota()` results.
 
 use computeguard_policy_core::ast::Expr;
 use computeguard_policy_core::eval::{
-    FUNCTIONS, REGION_FIELDS, RESOURCE_FIELDS, SKU_FIELDS, VARIABLES,
+    FUNCTIONS, QUOTA_FIELDS, REGION_FIELDS, RESOURCE_FIELDS, SKU_FIELDS, SKU_OFFER_FIELDS,
+    VARIABLES,
 };
 
 /// Compute-model kinds a rule may target.
@@ -149,6 +150,16 @@ fn walk(e: &Expr, bound: &mut Vec<String>, out: &mut Vec<Problem>) {
                     if func == "region" && !REGION_FIELDS.contains(&field.as_str()) =>
                 {
                     out.push(unknown("field of region()", field, REGION_FIELDS));
+                }
+                Expr::Call { func, .. }
+                    if func == "skuOffer" && !SKU_OFFER_FIELDS.contains(&field.as_str()) =>
+                {
+                    out.push(unknown("field of skuOffer()", field, SKU_OFFER_FIELDS));
+                }
+                Expr::Call { func, .. }
+                    if func == "quota" && !QUOTA_FIELDS.contains(&field.as_str()) =>
+                {
+                    out.push(unknown("field of quota()", field, QUOTA_FIELDS));
                 }
                 _ => {}
             }

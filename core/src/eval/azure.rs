@@ -1,0 +1,824 @@
+//! What `skuOffer(sku, region, zones)` and `quota(sku, region)` hand to CEL: the
+//! subscription's SKU and usage lists installed with the context ([`crate::context`]),
+//! asked about one size in one region.
+//!
+//! `quota()` compares free quota with what the whole document declares, so the demand of
+//! every resource is summed once per evaluation ([`AzureScope::new`], before the rules
+//! run) by region and quota family, and kept in a thread-local for the evaluation's
+//! duration like the `sku()` memo. Answers are memoised per evaluation too: a rule asks
+//! the same question in `when`, `assert` and its message.
+//!
+//! Nothing here guesses: a size missing from the SKU lists is `unknown` (not "not
+//! offered"), and a family, vCPU count, node count or usage entry that is not known makes
+//! the quota `known: false` with the reason (never "enough", never 0).
+
+use crate::azure::{OfferAnswer, QuotaAnswer, REGIONAL_TOTAL_ID, family_key};
+use crate::catalog;
+use crate::cel_value::{key, map, text as cel_text};
+use crate::compute::Resource;
+use crate::context::{self, AzureFacts};
+use crate::region::normalize;
+use cel_interpreter::Value as Cel;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+/// The usage id of the regional Spot / low-priority vCPU counter ("Total Regional
+/// Low-priority vCPUs"), which Spot VMs draw on instead of their family's quota.
+pub const SPOT_TOTAL_ID: &str = "lowPriorityCores";
+
+/// Most regions an answer's `offeredInText` names before "and N more".
+const REGIONS_NAMED: usize = 8;
+
+/// What `skuOffer(sku, region, zones)` returns to CEL (fields as in [`SKU_OFFER_FIELDS`]).
+struct OfferView {
+    /// SKU lists were given as context.
+    evaluated: bool,
+    /// `offered`, `not-offered`, `restricted`, `zones-not-offered` or `unknown` (the size
+    /// is not in the lists, or nothing was given).
+    answer: &'static str,
+    /// The restriction's `reasonCode` (`NotAvailableForSubscription`), when one applies.
+    reason_code: Option<String>,
+    /// Regions where the lists offer the size without a `Location` restriction (lower
+    /// case, sorted); empty unless `not-offered` or `restricted`.
+    offered_in: Vec<String>,
+    /// `offeredIn` for a message: `eastus, westus2` (at most [`REGIONS_NAMED`], then
+    /// `and N more`); empty when `offeredIn` is.
+    offered_in_text: String,
+    /// The zones asked for that are not offered (`zones-not-offered`), in the order asked.
+    zones: Vec<String>,
+    /// `zones` for a message: `1, 3`.
+    zones_text: String,
+}
+
+/// Fields of the map `skuOffer(sku, region, zones)` returns.
+pub const SKU_OFFER_FIELDS: &[&str] = &[
+    "evaluated",
+    "answer",
+    "reasonCode",
+    "offeredIn",
+    "offeredInText",
+    "zones",
+    "zonesText",
+];
+
+/// What `quota(sku, region)` returns to CEL (fields as in [`QUOTA_FIELDS`]).
+#[derive(Default)]
+struct QuotaView {
+    /// Usage lists were given for at least one region.
+    evaluated: bool,
+    /// Usage was given for this region.
+    region_listed: bool,
+    /// The family's free quota and what the document needs of it are both known.
+    known: bool,
+    /// Why not `known`; null when it is.
+    reason: Option<String>,
+    /// The usage id of the counter (`standardNCFamily`, `lowPriorityCores` for Spot), or
+    /// the size's family as the SKU lists or the catalog spell it when the usage has no
+    /// entry for it; null when the family is not known.
+    family: Option<String>,
+    /// vCPUs the document declares of that family in that region (at least this many
+    /// when not `known`); null when the family is not known.
+    needed: Option<i64>,
+    /// `limit - current` of the family; null when not in the usage.
+    free: Option<i64>,
+    /// The family's quota.
+    limit: Option<i64>,
+    /// The family's vCPUs in use.
+    current: Option<i64>,
+    /// vCPUs the document declares in that region over every family (dedicated VMs), at
+    /// least; null for Spot, which the regional total does not count.
+    regional_needed: Option<i64>,
+    /// `limit - current` of the regional total (`cores`); null when not in the usage.
+    regional_free: Option<i64>,
+    /// The regional total's quota.
+    regional_limit: Option<i64>,
+}
+
+/// Fields of the map `quota(sku, region)` returns.
+pub const QUOTA_FIELDS: &[&str] = &[
+    "evaluated",
+    "regionListed",
+    "known",
+    "reason",
+    "family",
+    "needed",
+    "free",
+    "limit",
+    "current",
+    "regionalNeeded",
+    "regionalFree",
+    "regionalLimit",
+];
+
+/// One field of an answer, before it becomes a CEL value.
+enum Field<'a> {
+    Bool(bool),
+    Text(Option<&'a str>),
+    Int(Option<i64>),
+    Texts(&'a [String]),
+}
+
+/// A CEL map of `names` and `values`, in the same order. Built by hand, through one
+/// conversion, rather than through the serde serializer: each answer type would cost
+/// the policy component its own copy of the conversion.
+fn cel_map(names: &[&str], values: &[Field<'_>]) -> Cel {
+    map(names.iter().zip(values).map(|(n, v)| {
+        let value = match v {
+            Field::Bool(b) => Cel::Bool(*b),
+            Field::Text(t) => t.map_or(Cel::Null, cel_text),
+            Field::Int(i) => i.map_or(Cel::Null, Cel::Int),
+            Field::Texts(items) => Cel::List(std::sync::Arc::new(
+                items.iter().map(|s| cel_text(s)).collect(),
+            )),
+        };
+        (key(n), value)
+    }))
+}
+
+impl OfferView {
+    fn to_cel(&self) -> Cel {
+        cel_map(
+            SKU_OFFER_FIELDS,
+            &[
+                Field::Bool(self.evaluated),
+                Field::Text(Some(self.answer)),
+                Field::Text(self.reason_code.as_deref()),
+                Field::Texts(&self.offered_in),
+                Field::Text(Some(&self.offered_in_text)),
+                Field::Texts(&self.zones),
+                Field::Text(Some(&self.zones_text)),
+            ],
+        )
+    }
+}
+
+impl QuotaView {
+    fn to_cel(&self) -> Cel {
+        cel_map(
+            QUOTA_FIELDS,
+            &[
+                Field::Bool(self.evaluated),
+                Field::Bool(self.region_listed),
+                Field::Bool(self.known),
+                Field::Text(self.reason.as_deref()),
+                Field::Text(self.family.as_deref()),
+                Field::Int(self.needed),
+                Field::Int(self.free),
+                Field::Int(self.limit),
+                Field::Int(self.current),
+                Field::Int(self.regional_needed),
+                Field::Int(self.regional_free),
+                Field::Int(self.regional_limit),
+            ],
+        )
+    }
+}
+
+/// Which quota a resource's nodes draw on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Draw {
+    /// Its family's quota and the regional total (dedicated VMs: AKS pools, scale sets, VMs).
+    Dedicated,
+    /// The regional Spot / low-priority total ([`SPOT_TOTAL_ID`]).
+    Spot,
+    /// Azure ML's own quota (compute clusters and instances, online deployments).
+    AzureMl,
+    /// None this counts: the resource runs on nodes declared elsewhere (a Kubernetes
+    /// workload, a job) or is no compute (a cluster, a workspace).
+    Nothing,
+}
+
+/// One resource's part in the document's demand.
+#[derive(Debug)]
+struct Part {
+    /// [`catalog::sku_key`] of its size.
+    sku_key: Option<String>,
+    /// Its region, normalised: its own, else its cluster's or workspace's.
+    region: Option<String>,
+    draw: Draw,
+    /// Nodes it may run, or why that is not known.
+    nodes: Result<u64, String>,
+}
+
+/// vCPUs summed over resources, with the first reason the sum is incomplete.
+#[derive(Debug, Default)]
+struct Tally {
+    vcpus: u64,
+    missing: Option<String>,
+}
+
+impl Tally {
+    fn add(&mut self, part: Result<u64, String>) {
+        match part {
+            Ok(n) => self.vcpus = self.vcpus.saturating_add(n),
+            Err(reason) => {
+                self.missing.get_or_insert(reason);
+            }
+        }
+    }
+}
+
+/// What one document declares of each counter in each region: vCPUs by
+/// [`Demand::key`]. A linear list: a document declares a handful of pools, and a map
+/// type of its own cost the policy component more code than it saves.
+#[derive(Debug, Default)]
+struct Demand(Vec<(String, Tally)>);
+
+/// Which counter of a region a [`Demand`] entry sums.
+#[derive(Clone, Copy)]
+enum Counter<'a> {
+    /// A VM family, by [`family_key`].
+    Family(&'a str),
+    /// The regional total of dedicated vCPUs (`cores`).
+    Regional,
+    /// The regional Spot / low-priority total.
+    Spot,
+}
+
+impl Demand {
+    fn key(region: &str, counter: Counter<'_>) -> String {
+        match counter {
+            Counter::Family(f) => format!("{region} family {f}"),
+            Counter::Regional => format!("{region} regional"),
+            Counter::Spot => format!("{region} spot"),
+        }
+    }
+
+    fn get(&self, region: &str, counter: Counter<'_>) -> Option<&Tally> {
+        let key = Self::key(region, counter);
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, t)| t)
+    }
+
+    fn add(&mut self, region: &str, counter: Counter<'_>, need: Result<u64, String>) {
+        let key = Self::key(region, counter);
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, t)) => t.add(need),
+            None => {
+                let mut t = Tally::default();
+                t.add(need);
+                self.0.push((key, t));
+            }
+        }
+    }
+}
+
+/// The Azure facts of one evaluation: each resource's part, the document's demand, the resource being evaluated and the answers given so far.
+pub(super) struct AzureScope {
+    parts: Vec<Part>,
+    demand: Demand,
+    current: Cell<Option<usize>>,
+    answers: RefCell<Vec<(String, Cel)>>,
+}
+
+/// The region a resource runs in: its own, else its cluster's or workspace's.
+pub(super) fn region_of(r: &Resource) -> Option<&str> {
+    r.region.as_deref().or(r.parent_region.as_deref())
+}
+
+fn draw_of(r: &Resource) -> Draw {
+    match r.kind.as_str() {
+        "aks-node-pool" | "vm" | "vm-scale-set" => {
+            if matches!(r.priority.as_deref(), Some("spot" | "low-priority")) {
+                Draw::Spot
+            } else {
+                Draw::Dedicated
+            }
+        }
+        "aml-compute-cluster" | "aml-compute-instance" | "aml-online-deployment" => Draw::AzureMl,
+        _ => Draw::Nothing,
+    }
+}
+
+/// Nodes a resource may run: an AKS pool's maximum when it autoscales, else its count; a
+/// scale set's capacity; a VM's one.
+fn nodes_of(r: &Resource) -> Result<u64, String> {
+    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+    let none = |what: &str| Err(format!("{} declares no {what}", r.display));
+    match r.kind.as_str() {
+        "vm" => Ok(1),
+        "vm-scale-set" => r
+            .instance_count
+            .map(count)
+            .map_or_else(|| none("capacity (sku.capacity / instances)"), Ok),
+        _ => match (r.autoscale, r.max_nodes, r.instance_count) {
+            (Some(true), Some(max), _) => Ok(count(max)),
+            (Some(true), None, _) => none("maximum node count (maxCount / max_count)"),
+            (_, _, Some(n)) => Ok(count(n)),
+            (None, Some(max), None) => Ok(count(max)),
+            _ => none("node count (count / node_count)"),
+        },
+    }
+}
+
+/// The quota family of a size: from the SKU lists, else the catalog (an overlay sets it).
+fn family_of(facts: &AzureFacts, sku: &str) -> Option<String> {
+    facts
+        .availability
+        .as_ref()
+        .and_then(|a| a.sku(sku).iter().find_map(|o| o.family.clone()))
+        .or_else(|| catalog::sku(sku).and_then(|f| f.family).map(str::to_string))
+}
+
+/// vCPUs per VM of a size: from the catalog, else the SKU lists.
+fn vcpus_of(facts: &AzureFacts, sku: &str) -> Option<u64> {
+    catalog::sku(sku).and_then(|f| f.vcpus).or_else(|| {
+        facts
+            .availability
+            .as_ref()
+            .and_then(|a| a.sku(sku).iter().find_map(|o| o.vcpus()))
+    })
+}
+
+impl AzureScope {
+    /// The scope of one evaluation of `resources`; none without Azure facts in the context
+    /// (the functions then answer "not evaluated" without it, at no cost).
+    pub(super) fn new(resources: &[Resource]) -> Option<Self> {
+        let facts = context::azure()?;
+        let mut parts = Vec::with_capacity(resources.len());
+        let mut demand = Demand::default();
+        let usage = facts.quota.is_some();
+        for r in resources {
+            let part = Part {
+                sku_key: r.sku.as_deref().map(catalog::sku_key),
+                region: region_of(r).map(normalize),
+                draw: draw_of(r),
+                nodes: nodes_of(r),
+            };
+            if usage
+                && let (Some(sku), Some(region)) = (r.sku.as_deref(), &part.region)
+                && matches!(part.draw, Draw::Dedicated | Draw::Spot)
+            {
+                let vcpus = vcpus_of(facts, sku)
+                    .ok_or_else(|| format!("the vCPUs of {sku} ({}) are not known", r.display));
+                let need = match (&part.nodes, vcpus) {
+                    (Ok(n), Ok(v)) => Ok(n.saturating_mul(v)),
+                    (Err(e), _) => Err(e.clone()),
+                    (_, Err(e)) => Err(e),
+                };
+                if part.draw == Draw::Spot {
+                    demand.add(region, Counter::Spot, need);
+                } else {
+                    if let Ok(n) = need {
+                        demand.add(region, Counter::Regional, Ok(n));
+                    }
+                    if let Some(family) = family_of(facts, sku) {
+                        demand.add(region, Counter::Family(&family_key(&family)), need);
+                    }
+                }
+            }
+            parts.push(part);
+        }
+        Some(AzureScope {
+            parts,
+            demand,
+            current: Cell::new(None),
+            answers: RefCell::default(),
+        })
+    }
+
+    /// Marks resource `index` (of the list given to [`AzureScope::new`]) as the one the
+    /// rules are evaluated on.
+    pub(super) fn set_current(&self, index: usize) {
+        self.current.set(Some(index));
+    }
+
+    fn memo(&self, key: String, answer: impl FnOnce() -> Cel) -> Cel {
+        if let Some((_, v)) = self.answers.borrow().iter().find(|(k, _)| *k == key) {
+            return v.clone();
+        }
+        let v = answer();
+        self.answers.borrow_mut().push((key, v.clone()));
+        v
+    }
+
+    /// The resource being evaluated, when it has size `sku` in `region` (normalised).
+    fn current_part(&self, sku: &str, region: &str) -> Option<(usize, &Part)> {
+        let i = self.current.get()?;
+        let p = self.parts.get(i)?;
+        (p.region.as_deref() == Some(region)
+            && p.sku_key.as_deref() == Some(&catalog::sku_key(sku)))
+        .then_some((i, p))
+    }
+}
+
+thread_local! {
+    /// The Azure scope of the evaluation running on this thread (see `CURRENT_MEMO`).
+    static CURRENT_AZURE: RefCell<Option<Rc<AzureScope>>> = const { RefCell::new(None) };
+}
+
+/// Installs an evaluation's Azure scope (or none) for its duration and restores the
+/// previous one.
+pub(super) struct CurrentAzure(Option<Rc<AzureScope>>);
+
+impl CurrentAzure {
+    pub(super) fn set(scope: Option<Rc<AzureScope>>) -> Self {
+        CurrentAzure(CURRENT_AZURE.with(|c| c.replace(scope)))
+    }
+}
+
+impl Drop for CurrentAzure {
+    fn drop(&mut self) {
+        CURRENT_AZURE.with(|c| *c.borrow_mut() = self.0.take());
+    }
+}
+
+fn scope() -> Option<Rc<AzureScope>> {
+    CURRENT_AZURE.with(|c| c.borrow().clone())
+}
+
+fn text(v: &Cel) -> Option<&str> {
+    match v {
+        Cel::String(s) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+/// Zones as CEL gives them: a list of strings or ints; anything else is none.
+fn zones_arg(v: &Cel) -> Vec<String> {
+    match v {
+        Cel::List(items) => items
+            .iter()
+            .filter_map(|z| match z {
+                Cel::String(s) => Some(s.trim().to_string()),
+                Cel::Int(n) => Some(n.to_string()),
+                Cel::UInt(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn listing(items: &[String]) -> String {
+    let mut out = items
+        .iter()
+        .take(REGIONS_NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > REGIONS_NAMED {
+        out.push_str(&format!(" and {} more", items.len() - REGIONS_NAMED));
+    }
+    out
+}
+
+fn offer_view(
+    facts: Option<&AzureFacts>,
+    sku: Option<&str>,
+    region: Option<&str>,
+    zones: &[String],
+) -> OfferView {
+    let availability = facts.and_then(|f| f.availability.as_ref());
+    let answer = match (availability, sku, region) {
+        (Some(a), Some(s), Some(r)) => a.offer(s, r, zones),
+        _ => OfferAnswer::Unknown,
+    };
+    let (answer, reason_code, offered_in, zones) = match answer {
+        OfferAnswer::Offered => ("offered", None, Vec::new(), Vec::new()),
+        OfferAnswer::NotOffered { offered_in } => ("not-offered", None, offered_in, Vec::new()),
+        OfferAnswer::Restricted {
+            reason_code,
+            offered_in,
+        } => ("restricted", reason_code, offered_in, Vec::new()),
+        OfferAnswer::ZonesNotOffered { zones, reason_code } => {
+            ("zones-not-offered", reason_code, Vec::new(), zones)
+        }
+        OfferAnswer::Unknown => ("unknown", None, Vec::new(), Vec::new()),
+    };
+    OfferView {
+        evaluated: availability.is_some(),
+        answer,
+        reason_code,
+        offered_in_text: listing(&offered_in),
+        offered_in,
+        zones_text: zones.join(", "),
+        zones,
+    }
+}
+
+/// `skuOffer(sku, region, zones)`.
+pub(super) fn sku_offer(sku: &Cel, region: &Cel, zones: &Cel) -> Cel {
+    let zones = zones_arg(zones);
+    let (sku, region) = (text(sku), text(region));
+    let Some(facts) = context::azure() else {
+        return offer_view(None, sku, region, &zones).to_cel();
+    };
+    let answer = || offer_view(Some(facts), sku, region, &zones).to_cel();
+    match scope() {
+        Some(s) => s.memo(
+            format!(
+                "offer\0{}\0{}\0{}",
+                sku.unwrap_or_default(),
+                region.unwrap_or_default(),
+                zones.join("\0")
+            ),
+            answer,
+        ),
+        None => answer(),
+    }
+}
+
+fn as_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn quota_view(
+    facts: &AzureFacts,
+    scope: Option<&AzureScope>,
+    sku: Option<&str>,
+    region: Option<&str>,
+) -> QuotaView {
+    let mut v = QuotaView::default();
+    let Some(quota) = facts
+        .quota
+        .as_ref()
+        .filter(|q| q.regions().next().is_some())
+    else {
+        v.reason = Some("no usage lists were given (az vm list-usage)".into());
+        return v;
+    };
+    v.evaluated = true;
+    let (Some(sku), Some(region)) = (sku, region) else {
+        v.reason = Some("no VM size or no region".into());
+        return v;
+    };
+    let reg = normalize(region);
+    v.region_listed = quota.regions().any(|r| normalize(r) == reg);
+    let mine = scope
+        .and_then(|s| s.current_part(sku, &reg))
+        .map(|(_, p)| p);
+    let empty = Demand::default();
+    let demand = scope.map_or(&empty, |s| &s.demand);
+    let mut reasons: Vec<String> = Vec::new();
+    if mine.is_some_and(|p| p.draw == Draw::AzureMl) {
+        v.reason = Some(
+            "Azure ML compute and online deployments draw on Azure ML's own quota \
+             (az ml compute list-usage), which is not evaluated"
+                .into(),
+        );
+        return v;
+    }
+    if !v.region_listed {
+        reasons.push(format!("no usage was given for region {region}"));
+    }
+    let free = |v: &mut QuotaView, answer: QuotaAnswer, reasons: &mut Vec<String>| match answer {
+        QuotaAnswer::Free {
+            family_id,
+            limit,
+            current,
+            free,
+        } => {
+            v.family = Some(family_id);
+            v.free = Some(free);
+            v.limit = Some(limit);
+            v.current = Some(current);
+        }
+        QuotaAnswer::Unknown { reason } => reasons.push(reason),
+    };
+    if mine.is_some_and(|p| p.draw == Draw::Spot) {
+        v.family = Some(SPOT_TOTAL_ID.into());
+        let tally = demand.get(&reg, Counter::Spot);
+        v.needed = Some(as_i64(tally.map_or(0, |t| t.vcpus)));
+        if v.region_listed {
+            free(&mut v, quota.free(region, SPOT_TOTAL_ID), &mut reasons);
+        }
+        reasons.extend(tally.and_then(|t| t.missing.clone()));
+    } else {
+        if v.region_listed {
+            if let QuotaAnswer::Free { limit, free, .. } = quota.free(region, REGIONAL_TOTAL_ID) {
+                v.regional_free = Some(free);
+                v.regional_limit = Some(limit);
+            }
+            v.regional_needed = Some(as_i64(
+                demand.get(&reg, Counter::Regional).map_or(0, |t| t.vcpus),
+            ));
+        }
+        let family = family_of(facts, sku);
+        match &family {
+            None => reasons.push(format!(
+                "the quota family of {sku} is not known: give a SKU list that has the size \
+                 (az vm list-skus --all) or its family in a catalog overlay"
+            )),
+            Some(f) => {
+                v.family = Some(f.clone());
+                if v.region_listed {
+                    free(&mut v, quota.free(region, f), &mut reasons);
+                }
+            }
+        }
+        if vcpus_of(facts, sku).is_none() {
+            reasons.push(format!("the vCPUs of {sku} are not known"));
+        }
+        if let Some(f) = &family {
+            let tally = demand.get(&reg, Counter::Family(&family_key(f)));
+            v.needed = Some(as_i64(tally.map_or(0, |t| t.vcpus)));
+            reasons.extend(tally.and_then(|t| t.missing.clone()));
+        }
+    }
+    if let Some(Err(e)) = mine.map(|p| &p.nodes) {
+        reasons.push(e.clone());
+    }
+    reasons.dedup();
+    v.known = reasons.is_empty();
+    if !v.known {
+        v.reason = Some(reasons.join("; "));
+    }
+    v
+}
+
+/// `quota(sku, region)`.
+pub(super) fn quota(sku: &Cel, region: &Cel) -> Cel {
+    let (sku, region) = (text(sku), text(region));
+    let Some(facts) = context::azure() else {
+        return QuotaView {
+            reason: Some("no usage lists were given (az vm list-usage)".into()),
+            ..QuotaView::default()
+        }
+        .to_cel();
+    };
+    match scope() {
+        Some(s) => {
+            let current = region
+                .zip(sku)
+                .and_then(|(r, k)| s.current_part(k, &normalize(r)))
+                .map(|(i, _)| i);
+            s.memo(
+                format!(
+                    "quota\0{}\0{}\0{current:?}",
+                    sku.unwrap_or_default(),
+                    region.unwrap_or_default()
+                ),
+                || quota_view(facts, Some(&s), sku, region).to_cel(),
+            )
+        }
+        None => quota_view(facts, None, sku, region).to_cel(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! No context is installed in the unit tests (the integration test `context_rules`
+    //! installs one in its own process): the functions answer "not evaluated" and the
+    //! built-in rules that read them stay silent.
+
+    use super::*;
+    use crate::ast;
+    use crate::eval::tests::{pack, rule, run};
+    use crate::pack::{Rule, RuleMeta};
+    use serde_json::{Value, json};
+
+    /// `ids` from `policies/builtin.yaml`, each expression parsed as the compiler does.
+    fn builtin_rules(ids: &[&str]) -> Vec<Rule> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../policies/builtin.yaml");
+        let text = std::fs::read_to_string(path).expect("builtin.yaml");
+        let doc: Value = serde_yaml_ng::from_str(&text).expect("yaml");
+        let rules: Vec<Rule> = doc["rules"]
+            .as_array()
+            .expect("rules")
+            .iter()
+            .filter(|r| ids.contains(&r["id"].as_str().unwrap_or_default()))
+            .map(|r| {
+                let text = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_string);
+                let expr = |k: &str| text(k).map(|src| ast::parse(&src).expect("parses"));
+                Rule {
+                    meta: RuleMeta {
+                        id: text("id").unwrap_or_default(),
+                        severity: serde_json::from_value(r["severity"].clone()).expect("severity"),
+                        targets: vec![],
+                        description: text("description").unwrap_or_default(),
+                        rationale: text("rationale").unwrap_or_default(),
+                        remediation: text("remediation").unwrap_or_default(),
+                        message: None,
+                        path: None,
+                        field: text("field"),
+                    },
+                    when: expr("when"),
+                    assert: expr("assert").expect("assert"),
+                    message_expression: expr("messageExpression"),
+                    severity_expression: expr("severityExpression"),
+                }
+            })
+            .collect();
+        assert_eq!(rules.len(), ids.len(), "{ids:?} in builtin.yaml");
+        rules
+    }
+
+    #[test]
+    fn without_a_context_the_rules_are_silent() {
+        assert!(context::azure().is_none());
+        let e = pack(builtin_rules(&[
+            "sku-available-in-region",
+            "quota-sufficient",
+        ]));
+        let doc = json!({"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+            "resources": [{"type": "Microsoft.ContainerService/managedClusters", "apiVersion": "2024-09-01",
+                "name": "aks", "location": "eastus", "properties": {"agentPoolProfiles": [
+                    {"name": "nv6", "vmSize": "Standard_NV6", "count": 40, "availabilityZones": ["1"]}]}},
+                {"type": "Microsoft.Compute/virtualMachines", "apiVersion": "2024-07-01", "name": "vm",
+                 "location": "westeurope", "zones": [1],
+                 "properties": {"hardwareProfile": {"vmSize": "Standard_ND96isr_H100_v5"}}}]});
+        let out = run(&e, &doc).expect("evaluates");
+        assert_eq!(out.resources.len(), 3);
+        assert!(out.violations.is_empty(), "{:?}", out.violations);
+    }
+
+    #[test]
+    fn without_a_context_the_functions_answer_not_evaluated() {
+        let e = pack(vec![rule(
+            "f",
+            None,
+            "!skuOffer('Standard_NV6', 'eastus', ['1']).evaluated \
+              && skuOffer('Standard_NV6', 'eastus', resource.zones).answer == 'unknown' \
+              && size(skuOffer('Standard_NV6', 'eastus', []).offeredIn) == 0 \
+              && !quota('Standard_NV6', 'eastus').evaluated && !quota('Standard_NV6', 'eastus').known \
+              && quota('Standard_NV6', 'eastus').reason == 'no usage lists were given (az vm list-usage)' \
+              && quota(resource.sku, null).needed == null",
+            None,
+        )]);
+        let out = run(&e, &crate::eval::tests::cluster(0)).expect("ok");
+        assert!(out.violations.is_empty(), "{:?}", out.violations);
+    }
+
+    #[test]
+    fn node_counts_follow_the_kind() {
+        let r =
+            |kind: &str, autoscale: Option<bool>, max: Option<i64>, count: Option<i64>| Resource {
+                kind: kind.into(),
+                display: format!("{kind} x"),
+                autoscale,
+                max_nodes: max,
+                instance_count: count,
+                ..Resource::default()
+            };
+        assert_eq!(
+            nodes_of(&r("aks-node-pool", Some(true), Some(5), Some(1))),
+            Ok(5)
+        );
+        assert_eq!(
+            nodes_of(&r("aks-node-pool", Some(false), Some(5), Some(2))),
+            Ok(2)
+        );
+        assert_eq!(nodes_of(&r("aks-node-pool", None, Some(3), None)), Ok(3));
+        assert_eq!(
+            nodes_of(&r("aks-node-pool", Some(true), None, Some(1))),
+            Err("aks-node-pool x declares no maximum node count (maxCount / max_count)".into())
+        );
+        assert!(nodes_of(&r("aks-node-pool", Some(false), None, None)).is_err());
+        assert_eq!(nodes_of(&r("vm-scale-set", None, None, Some(7))), Ok(7));
+        assert!(nodes_of(&r("vm-scale-set", None, None, None)).is_err());
+        assert_eq!(nodes_of(&r("vm", None, None, None)), Ok(1));
+        let spot = Resource {
+            priority: Some("spot".into()),
+            ..r("aks-node-pool", None, None, Some(1))
+        };
+        assert_eq!(draw_of(&spot), Draw::Spot);
+        assert_eq!(
+            draw_of(&r("aml-online-deployment", None, None, None)),
+            Draw::AzureMl
+        );
+        assert_eq!(draw_of(&r("k8s-workload", None, None, None)), Draw::Nothing);
+    }
+
+    #[test]
+    fn answers_have_exactly_the_documented_fields() {
+        let fields = |v: Cel| match v {
+            Cel::Map(m) => {
+                let mut k: Vec<String> = m.map.keys().map(|k| format!("{k}")).collect();
+                k.sort();
+                k
+            }
+            other => vec![format!("{other:?}")],
+        };
+        let sorted = |f: &[&str]| {
+            let mut f: Vec<String> = f.iter().map(|s| (*s).to_string()).collect();
+            f.sort();
+            f
+        };
+        let s = |t: &str| Cel::String(std::sync::Arc::new(t.to_string()));
+        assert_eq!(
+            fields(sku_offer(&s("Standard_NV6"), &s("eastus"), &Cel::Null)),
+            sorted(SKU_OFFER_FIELDS)
+        );
+        assert_eq!(
+            fields(quota(&s("Standard_NV6"), &s("eastus"))),
+            sorted(QUOTA_FIELDS)
+        );
+    }
+
+    #[test]
+    fn arguments_and_listings() {
+        let list = Cel::List(std::sync::Arc::new(vec![
+            Cel::String(std::sync::Arc::new(" 1 ".into())),
+            Cel::Int(2),
+            Cel::Null,
+        ]));
+        assert_eq!(zones_arg(&list), ["1", "2"]);
+        assert!(zones_arg(&Cel::Null).is_empty());
+        let regions: Vec<String> = (0..10).map(|i| format!("r{i}")).collect();
+        assert_eq!(listing(&regions[..2]), "r0, r1");
+        assert_eq!(
+            listing(&regions),
+            "r0, r1, r2, r3, r4, r5, r6, r7 and 2 more"
+        );
+    }
+}
