@@ -595,7 +595,8 @@ impl Client {
 
     /// The manifest `r` names, within [`MAX_MANIFEST_BYTES`], its digest verified: against
     /// `r`'s digest when it has one (a pin), else against the registry's
-    /// `Docker-Content-Digest`.
+    /// `Docker-Content-Digest`. A reference by digest alone that the repository does not
+    /// hold is [`Error::DigestNotFound`].
     pub async fn pull_manifest(&self, r: &Reference) -> Result<(Digest, Vec<u8>)> {
         let what = format!("manifest {r}");
         let mut headers = HeaderMap::new();
@@ -619,6 +620,16 @@ impl Client {
             )
             .await?;
         if !a.status.is_success() {
+            // By digest alone, a 404 says the pin names nothing in this repository.
+            if a.status.as_u16() == 404
+                && r.tag.is_none()
+                && let Some(digest) = &r.digest
+            {
+                return Err(Error::DigestNotFound {
+                    digest: digest.to_string(),
+                    repository: r.repository_name(),
+                });
+            }
             return Err(Self::fail(&what, &a));
         }
         let actual = Digest::of(&a.body);

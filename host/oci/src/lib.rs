@@ -83,6 +83,17 @@ pub enum Error {
         /// What was asked for.
         what: String,
     },
+    /// A reference by digest alone (`oci://REGISTRY/REPOSITORY@sha256:HEX`, no tag) whose
+    /// manifest the repository does not hold: a wrong pin, or a manifest deleted since.
+    #[error(
+        "no artifact with digest {digest} exists in repository {repository}; check the pin (a wrong digest, or a manifest deleted from the registry)"
+    )]
+    DigestNotFound {
+        /// The digest asked for.
+        digest: String,
+        /// `REGISTRY/REPOSITORY`.
+        repository: String,
+    },
     /// Credentials were refused or missing.
     #[error("{what}: the registry refused the credentials ({status}){}", body_hint(.body))]
     Unauthorized {
