@@ -183,3 +183,39 @@ fn catalog_show_and_list_apply_the_configured_overlays_as_check_does() {
     .expect("run");
     assert_eq!(code(&out), 2, "not known without the overlay");
 }
+
+/// Two files that each fit the family's free quota but not together: `check` judges the
+/// change as a whole (`settings.quota.declaredInRun`), naming both sums.
+#[test]
+fn quota_is_judged_over_every_file_of_the_change() {
+    let dir = fixtures().join("context/quota");
+    let quota = |files: &[&str]| -> Vec<String> {
+        let mut args = vec!["check", "--format", "json"];
+        args.extend_from_slice(files);
+        let out = run_in(&dir, &args).expect("run");
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["rule"] == "quota-sufficient")
+            .map(|f| f["message"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(
+        quota(&["a.bicep"]),
+        Vec::<String>::new(),
+        "18 of 24 free fits"
+    );
+    let both = quota(&["a.bicep", "b.bicep"]);
+    assert_eq!(both.len(), 2, "{both:?}");
+    for m in &both {
+        assert!(
+            m.contains(
+                "this change needs 36 vCPUs of family standardNVFamily in eastus (18 in this document), and 24 are free (limit 24, 0 in use)"
+            ),
+            "{m}"
+        );
+    }
+}

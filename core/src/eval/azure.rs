@@ -77,8 +77,12 @@ struct QuotaView {
     /// entry for it; null when the family is not known.
     family: Option<String>,
     /// vCPUs the document declares of that family in that region (at least this many
-    /// when not `known`); null when the family is not known.
+    /// when not `known`), or what the whole change declares when the host says more
+    /// (`settings.quota.declaredInRun`); null when the family is not known.
     needed: Option<i64>,
+    /// vCPUs this document alone declares of that counter; equal to `needed` unless the
+    /// host passed what the whole change declares.
+    needed_in_document: Option<i64>,
     /// `limit - current` of the family; null when not in the usage.
     free: Option<i64>,
     /// The family's quota.
@@ -102,6 +106,7 @@ pub const QUOTA_FIELDS: &[&str] = &[
     "reason",
     "family",
     "needed",
+    "neededInDocument",
     "free",
     "limit",
     "current",
@@ -163,6 +168,7 @@ impl QuotaView {
                 Field::Text(self.reason.as_deref()),
                 Field::Text(self.family.as_deref()),
                 Field::Int(self.needed),
+                Field::Int(self.needed_in_document),
                 Field::Int(self.free),
                 Field::Int(self.limit),
                 Field::Int(self.current),
@@ -201,7 +207,7 @@ struct Part {
 }
 
 /// vCPUs summed over resources, with the first reason the sum is incomplete.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Tally {
     vcpus: u64,
     missing: Option<String>,
@@ -221,7 +227,7 @@ impl Tally {
 /// What one document declares of each counter in each region: vCPUs by
 /// [`Demand::key`]. A linear list: a document declares a handful of pools, and a map
 /// type of its own cost the policy component more code than it saves.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Demand(Vec<(String, Tally)>);
 
 /// Which counter of a region a [`Demand`] entry sums.
@@ -265,7 +271,10 @@ impl Demand {
 /// The Azure facts of one evaluation: each resource's part, the document's demand, the resource being evaluated and the answers given so far.
 pub(super) struct AzureScope {
     parts: Vec<Part>,
+    /// What the document declares, raised to what the whole change declares.
     demand: Demand,
+    /// What the document alone declares.
+    own: Demand,
     current: Cell<Option<usize>>,
     answers: RefCell<Vec<(String, Cel)>>,
 }
@@ -329,48 +338,141 @@ fn vcpus_of(facts: &AzureFacts, sku: &str) -> Option<u64> {
     })
 }
 
-impl AzureScope {
-    /// The scope of one evaluation of `resources`; none without Azure facts in the context
-    /// (the functions then answer "not evaluated" without it, at no cost).
-    pub(super) fn new(resources: &[Resource]) -> Option<Self> {
-        let facts = context::azure()?;
-        let mut parts = Vec::with_capacity(resources.len());
-        let mut demand = Demand::default();
-        let usage = facts.quota.is_some();
-        for r in resources {
-            let part = Part {
-                sku_key: r.sku.as_deref().map(catalog::sku_key),
-                region: region_of(r).map(normalize),
-                draw: draw_of(r),
-                nodes: nodes_of(r),
+/// The part each of `resources` plays and what they declare together of each counter.
+fn demand_of(facts: &AzureFacts, resources: &[Resource]) -> (Vec<Part>, Demand) {
+    let mut parts = Vec::with_capacity(resources.len());
+    let mut demand = Demand::default();
+    let usage = facts.quota.is_some();
+    for r in resources {
+        let part = Part {
+            sku_key: r.sku.as_deref().map(catalog::sku_key),
+            region: region_of(r).map(normalize),
+            draw: draw_of(r),
+            nodes: nodes_of(r),
+        };
+        if usage
+            && let (Some(sku), Some(region)) = (r.sku.as_deref(), &part.region)
+            && matches!(part.draw, Draw::Dedicated | Draw::Spot)
+        {
+            let vcpus = vcpus_of(facts, sku)
+                .ok_or_else(|| format!("the vCPUs of {sku} ({}) are not known", r.display));
+            let need = match (&part.nodes, vcpus) {
+                (Ok(n), Ok(v)) => Ok(n.saturating_mul(v)),
+                (Err(e), _) => Err(e.clone()),
+                (_, Err(e)) => Err(e),
             };
-            if usage
-                && let (Some(sku), Some(region)) = (r.sku.as_deref(), &part.region)
-                && matches!(part.draw, Draw::Dedicated | Draw::Spot)
-            {
-                let vcpus = vcpus_of(facts, sku)
-                    .ok_or_else(|| format!("the vCPUs of {sku} ({}) are not known", r.display));
-                let need = match (&part.nodes, vcpus) {
-                    (Ok(n), Ok(v)) => Ok(n.saturating_mul(v)),
-                    (Err(e), _) => Err(e.clone()),
-                    (_, Err(e)) => Err(e),
-                };
-                if part.draw == Draw::Spot {
-                    demand.add(region, Counter::Spot, need);
-                } else {
-                    if let Ok(n) = need {
-                        demand.add(region, Counter::Regional, Ok(n));
-                    }
-                    if let Some(family) = family_of(facts, sku) {
-                        demand.add(region, Counter::Family(&family_key(&family)), need);
-                    }
+            if part.draw == Draw::Spot {
+                demand.add(region, Counter::Spot, need);
+            } else {
+                if let Ok(n) = need {
+                    demand.add(region, Counter::Regional, Ok(n));
+                }
+                if let Some(family) = family_of(facts, sku) {
+                    demand.add(region, Counter::Family(&family_key(&family)), need);
                 }
             }
-            parts.push(part);
         }
+        parts.push(part);
+    }
+    (parts, demand)
+}
+
+/// The usage id a [`Demand`] key's counter is reported under in `declaredInRun`: the
+/// family as the SKU lists or the catalog spell it, `cores`, `lowPriorityCores`.
+const RUN_REGIONAL: &str = REGIONAL_TOTAL_ID;
+
+/// What `resources` declare of each quota counter, per region (normalised) and usage id
+/// (`cores` for the regional total, `lowPriorityCores` for Spot, a family by
+/// [`family_key`]): the sums `quota-sufficient` judges one document by. A host that
+/// checks a change of several documents adds these up over all of them and passes the
+/// totals as the built-in policy's `settings.quota.declaredInRun`, so that the change is
+/// judged as a whole (`computeguard check` does). Empty without usage in the context.
+pub fn declared(
+    resources: &[Resource],
+) -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>> {
+    let mut out: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>> =
+        std::collections::BTreeMap::new();
+    let Some(facts) = context::azure() else {
+        return out;
+    };
+    let (_, demand) = demand_of(facts, resources);
+    for (key, tally) in &demand.0 {
+        let Some((region, counter)) = key.split_once(' ') else {
+            continue;
+        };
+        let id = match counter.split_once(' ') {
+            Some(("family", family)) => family.to_string(),
+            _ if counter == "regional" => RUN_REGIONAL.to_string(),
+            _ => SPOT_TOTAL_ID.to_string(),
+        };
+        let n = out
+            .entry(region.to_string())
+            .or_default()
+            .entry(id)
+            .or_default();
+        *n = n.saturating_add(tally.vcpus);
+    }
+    out
+}
+
+/// Raises each of `demand`'s sums to what `settings.quota.declaredInRun` says the whole
+/// change declares (keys compared as [`declared`] writes them).
+fn raise_to_run(demand: &mut Demand, settings: &serde_json::Value) {
+    let Some(run) = settings
+        .pointer("/quota/declaredInRun")
+        .and_then(serde_json::Value::as_object)
+    else {
+        return;
+    };
+    for (region, counters) in run {
+        let region = normalize(region);
+        for (id, vcpus) in counters.as_object().into_iter().flatten() {
+            let Some(vcpus) = vcpus.as_u64() else {
+                continue;
+            };
+            let counter = if id.eq_ignore_ascii_case(RUN_REGIONAL) {
+                Counter::Regional
+            } else if id.eq_ignore_ascii_case(SPOT_TOTAL_ID) {
+                Counter::Spot
+            } else {
+                Counter::Family(id)
+            };
+            let family;
+            let counter = match counter {
+                Counter::Family(f) => {
+                    family = family_key(f);
+                    Counter::Family(&family)
+                }
+                other => other,
+            };
+            let key = Demand::key(&region, counter);
+            match demand.0.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, t)) => t.vcpus = t.vcpus.max(vcpus),
+                None => demand.0.push((
+                    key,
+                    Tally {
+                        vcpus,
+                        missing: None,
+                    },
+                )),
+            }
+        }
+    }
+}
+
+impl AzureScope {
+    /// The scope of one evaluation of `resources`; none without Azure facts in the context
+    /// (the functions then answer "not evaluated" without it, at no cost). `settings` may
+    /// say what the whole change declares (`quota.declaredInRun`).
+    pub(super) fn new(resources: &[Resource], settings: &serde_json::Value) -> Option<Self> {
+        let facts = context::azure()?;
+        let (parts, own) = demand_of(facts, resources);
+        let mut demand = own.clone();
+        raise_to_run(&mut demand, settings);
         Some(AzureScope {
             parts,
             demand,
+            own,
             current: Cell::new(None),
             answers: RefCell::default(),
         })
@@ -549,6 +651,7 @@ fn quota_view(
         .map(|(_, p)| p);
     let empty = Demand::default();
     let demand = scope.map_or(&empty, |s| &s.demand);
+    let own = scope.map_or(&empty, |s| &s.own);
     let mut reasons: Vec<String> = Vec::new();
     if mine.is_some_and(|p| p.draw == Draw::AzureMl) {
         v.reason = Some(
@@ -579,6 +682,7 @@ fn quota_view(
         v.family = Some(SPOT_TOTAL_ID.into());
         let tally = demand.get(&reg, Counter::Spot);
         v.needed = Some(as_i64(tally.map_or(0, |t| t.vcpus)));
+        v.needed_in_document = Some(as_i64(own.get(&reg, Counter::Spot).map_or(0, |t| t.vcpus)));
         if v.region_listed {
             free(&mut v, quota.free(region, SPOT_TOTAL_ID), &mut reasons);
         }
@@ -612,6 +716,10 @@ fn quota_view(
         if let Some(f) = &family {
             let tally = demand.get(&reg, Counter::Family(&family_key(f)));
             v.needed = Some(as_i64(tally.map_or(0, |t| t.vcpus)));
+            v.needed_in_document = Some(as_i64(
+                own.get(&reg, Counter::Family(&family_key(f)))
+                    .map_or(0, |t| t.vcpus),
+            ));
             reasons.extend(tally.and_then(|t| t.missing.clone()));
         }
     }

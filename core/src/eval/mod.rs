@@ -21,6 +21,7 @@
 //!   per-evaluation sum of what the document declares of each quota.
 
 mod azure;
+pub use azure::declared;
 mod functions;
 mod views;
 
@@ -377,7 +378,7 @@ impl Evaluator {
         let _current = CurrentMemo::set(Rc::clone(&memo));
         // The subscription's facts and what this document declares of each quota, once
         // (none without a context).
-        let azure = AzureScope::new(&resources).map(Rc::new);
+        let azure = AzureScope::new(&resources, input.settings).map(Rc::new);
         let _azure = CurrentAzure::set(azure.clone());
         let mut root = self.functions.new_inner_scope();
         root.add_variable_from_value("asOf", input.as_of.to_string());

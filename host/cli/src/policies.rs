@@ -23,6 +23,20 @@ pub fn load_all(engine: &Engine, config: &Config, extra: &[PolicyRef]) -> Result
     )?)
 }
 
+/// [`load_all`], also returning the context the policies were given.
+pub fn load_all_with_context(
+    engine: &Engine,
+    config: &Config,
+    extra: &[PolicyRef],
+) -> Result<(
+    Vec<Loaded>,
+    Option<computeguard_policyset::context::LoadedContext>,
+)> {
+    Ok(computeguard_policyset::load_policies_with_context(
+        engine, config, extra, OWN_RULES,
+    )?)
+}
+
 /// Compiles a pack file, turning diagnostics into one error with every problem.
 pub fn compile_pack(path: &Path) -> Result<computeguard_compiler::CompiledPack> {
     Ok(computeguard_policyset::load::compile_pack(path)?)

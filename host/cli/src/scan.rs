@@ -14,6 +14,7 @@ use computeguard_policy_core::compute::Source;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
+pub mod quota;
 mod terraform;
 
 pub use terraform::MAX_MODULE_DEPTH;

@@ -23,7 +23,7 @@ pub mod oci;
 pub mod suggest;
 pub mod webhook;
 
-pub use load::{LoadError, load_policies};
+pub use load::{LoadError, load_policies, load_policies_with_context};
 pub use webhook::{Enforcement, FailureMode, WebhookConfig};
 
 /// A loaded policy and the settings it runs with, as both front ends hold it.

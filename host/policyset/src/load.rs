@@ -141,6 +141,18 @@ pub fn load_policies(
     extra: &[PolicyRef],
     own_rules: &[&str],
 ) -> Result<Vec<LoadedPolicy>, LoadError> {
+    load_policies_with_context(engine, config, extra, own_rules).map(|(policies, _)| policies)
+}
+
+/// [`load_policies`], also returning the context the policies were given (none when the
+/// configuration names no overlays or Azure facts): what a front end needs to judge
+/// across documents as the policies judge one (`check`'s quota sums).
+pub fn load_policies_with_context(
+    engine: &Engine,
+    config: &Config,
+    extra: &[PolicyRef],
+    own_rules: &[&str],
+) -> Result<(Vec<LoadedPolicy>, Option<crate::context::LoadedContext>), LoadError> {
     // `oci://` references become their verified cached files (pin and signatures checked)
     // before anything else is read, compiled or run.
     let resolved = crate::oci::resolve(config, extra)?;
@@ -150,8 +162,8 @@ pub fn load_policies(
     };
     // The context files are checked before any policy is loaded: a bad overlay names
     // its file and line, and nothing runs with half a context.
-    let context = crate::context::load(&config.context)?;
-    let context = context.as_ref().map(|c| &c.context);
+    let loaded_context = crate::context::load(&config.context)?;
+    let context = loaded_context.as_ref().map(|c| &c.context);
     let mut out = Vec::new();
     for b in computeguard_builtins::BUILTINS {
         let origin = format!("builtin:{}", b.name);
@@ -190,7 +202,7 @@ pub fn load_policies(
             known,
         });
     }
-    Ok(out)
+    Ok((out, loaded_context))
 }
 
 /// Loads one extra policy, checking its pin before it is compiled or run.

@@ -82,12 +82,22 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     let engine = crate::engine_with(crate::EngineLimits {
         memory_limit_mib: args.memory_limit_mib,
     })?;
-    let loaded = policies::load_all(&engine, &config, &args.policies)?;
+    let (mut loaded, context) = policies::load_all_with_context(&engine, &config, &args.policies)?;
     let var_files = args
         .var_files
         .iter()
         .map(|p| scan::read_var_file(p).map(|v| (p.clone(), v)))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    if let Some(context) = &context {
+        judge_quota_together(
+            &mut loaded,
+            context,
+            &config,
+            &files,
+            &as_of,
+            max_file_bytes,
+        )?;
+    }
     let scan = scan::Scan {
         policies: &loaded,
         config: &config,
@@ -226,4 +236,50 @@ fn not_evaluated(config: &crate::config::Config, report: &Report) -> Option<Stri
         },
         keys.join(" or ")
     ))
+}
+
+/// Gives the built-in policy what the whole change declares of each quota counter
+/// (`settings.quota.declaredInRun`, see `scan/quota.rs`), so that `quota-sufficient`
+/// judges what several files add together. Only with usage lists in the context and the
+/// rule on; the context is installed in this process for the sums.
+fn judge_quota_together(
+    loaded: &mut [policies::Loaded],
+    context: &computeguard_policyset::context::LoadedContext,
+    config: &crate::config::Config,
+    files: &[scan::Input],
+    as_of: &str,
+    max_file_bytes: u64,
+) -> anyhow::Result<()> {
+    if context.usage_regions.is_empty()
+        || config.rules.get("quota-sufficient") == Some(&computeguard_policyset::Level::Off)
+    {
+        return Ok(());
+    }
+    let parsed = computeguard_policy_core::context::parse(context.context.json())?;
+    computeguard_policy_core::context::install(parsed)?;
+    let totals = scan::Scan {
+        policies: &[],
+        config,
+        as_of: as_of.to_string(),
+        max_file_bytes,
+        var_files: Vec::new(),
+    }
+    .declared_quota(files);
+    if totals.is_empty() {
+        return Ok(());
+    }
+    for l in loaded.iter_mut().filter(|l| l.builtin) {
+        let mut settings = l.settings.clone();
+        if let Some(object) = settings.as_object_mut() {
+            let quota = object
+                .entry("quota")
+                .or_insert_with(|| serde_json::json!({}));
+            if let Some(quota) = quota.as_object_mut() {
+                quota.insert("declaredInRun".into(), serde_json::to_value(&totals)?);
+            }
+        }
+        l.settings_text = settings.to_string();
+        l.settings = settings;
+    }
+    Ok(())
 }

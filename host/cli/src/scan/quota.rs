@@ -1,0 +1,46 @@
+//! What a whole change declares of each quota counter: `check` reads every file it checks
+//! once more, natively, before evaluating, sums what its resources need per region and
+//! quota counter with the same code the policy uses for one document
+//! (`computeguard_policy_core::eval::declared`), and gives the totals to the built-in
+//! policy (`settings.quota.declaredInRun`), so that `quota-sufficient` judges two pools
+//! added in two files together.
+
+use super::{Input, Scan, decode_for_model};
+use computeguard_policy_core::read;
+use std::collections::BTreeMap;
+
+/// vCPUs per region and usage id (`cores`, `lowPriorityCores`, a family key).
+pub type Totals = BTreeMap<String, BTreeMap<String, u64>>;
+
+impl Scan<'_> {
+    /// The sums over every document of `inputs` that decodes (the others are reported by
+    /// the evaluation itself). Needs the context installed in this process.
+    pub fn declared_quota(&self, inputs: &[Input]) -> Totals {
+        let mut totals = Totals::new();
+        for input in inputs {
+            let Ok(text) = self.read(input) else {
+                continue;
+            };
+            let Ok((docs, source)) = decode_for_model(&input.path, &text) else {
+                continue;
+            };
+            for doc in docs {
+                let resources = match read::parts(&doc.value) {
+                    Some(parts) => parts
+                        .iter()
+                        .flat_map(|(_, p)| read::normalize(p, source))
+                        .collect(),
+                    None => read::normalize(&doc.value, source),
+                };
+                for (region, counters) in computeguard_policy_core::eval::declared(&resources) {
+                    let into = totals.entry(region).or_default();
+                    for (id, vcpus) in counters {
+                        let n = into.entry(id).or_default();
+                        *n = n.saturating_add(vcpus);
+                    }
+                }
+            }
+        }
+        totals
+    }
+}
