@@ -211,7 +211,9 @@ fn run_shown(dir: &Path, cmd: &str) -> (i32, String) {
     );
     let out = std::process::Command::new("sh")
         .arg("-c")
-        .arg(format!("{cmd} 2>&1"))
+        // Standard error joins standard output for the whole command line, as on a
+        // terminal: `cmd > file` keeps only standard output in the file.
+        .arg(format!("exec 2>&1\n{cmd}"))
         .current_dir(dir)
         .env("PATH", path)
         .env("NO_COLOR", "1")
