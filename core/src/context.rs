@@ -6,16 +6,20 @@
 //!
 //! ```json
 //! {"catalog": [OVERLAY, ...],
-//!  "azure": {"skus": [SKUS, ...], "usage": {"eastus": USAGE, ...}}}
+//!  "azure": {"skus": [SKUS, ...], "usage": {"eastus": USAGE, ...},
+//!            "mlUsage": {"eastus": ML_USAGE, ...}}}
 //! ```
 //!
 //! [`parse`] reads and checks all of it and reports every problem, each prefixed
-//! with where it is (``catalog[1]: at `/skus/0/vcpus`: ...``, `azure.usage.eastus: ...`);
+//! with where it is (``catalog[1]: at `/skus/0/vcpus`: ...``, `azure.usage.eastus: ...`,
+//! `azure.mlUsage.eastus: ...`);
 //! [`install`] makes it what every lookup sees for the rest of the instance. Without
 //! a context, [`azure`] is `None` and the rules that need it stay silent (the host
 //! says they were not evaluated).
 
-use crate::azure::{Availability, Quota, ShapeError, parse_skus, parse_usage};
+use crate::azure::{
+    Availability, MlUsageEntry, Quota, ShapeError, parse_ml_usage, parse_skus, parse_usage,
+};
 use crate::catalog::{self, overlay};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -27,6 +31,10 @@ pub struct AzureFacts {
     pub availability: Option<Availability>,
     /// Free vCPUs per region and family (from `azure.usage`); none when not given.
     pub quota: Option<Quota>,
+    /// Azure ML's own quota, per region as given (from `azure.mlUsage`: `az ml compute
+    /// list-usage` or REST Usages - List of Microsoft.MachineLearningServices, neither of
+    /// which names its region); none when not given.
+    pub ml_usage: Option<Vec<(String, Vec<MlUsageEntry>)>>,
 }
 
 /// A checked context, ready to install.
@@ -100,9 +108,9 @@ pub fn parse(json: &str) -> Result<Context, ContextError> {
         Some(Value::Object(azure)) => {
             let mut facts = AzureFacts::default();
             for key in azure.keys() {
-                if key != "skus" && key != "usage" {
+                if key != "skus" && key != "usage" && key != "mlUsage" {
                     problems.push(format!(
-                        "`azure.{key}`: unknown key; expected one of skus, usage"
+                        "`azure.{key}`: unknown key; expected one of skus, usage, mlUsage"
                     ));
                 }
             }
@@ -140,10 +148,27 @@ pub fn parse(json: &str) -> Result<Context, ContextError> {
                     crate::settings::describe(other)
                 )),
             }
+            match azure.get("mlUsage") {
+                None => {}
+                Some(Value::Object(regions)) => {
+                    let mut entries = Vec::new();
+                    for (region, body) in regions {
+                        match parse_ml_usage(body) {
+                            Ok(u) => entries.push((region.clone(), u)),
+                            Err(e) => problems.push(shape(&format!("azure.mlUsage.{region}"), &e)),
+                        }
+                    }
+                    facts.ml_usage = Some(entries);
+                }
+                Some(other) => problems.push(format!(
+                    "`azure.mlUsage`: expected an object from region to `az ml compute list-usage` output or Azure ML Usages - List body, got {}",
+                    crate::settings::describe(other)
+                )),
+            }
             context.azure = Some(facts);
         }
         Some(other) => problems.push(format!(
-            "`azure`: expected an object with skus and usage, got {}",
+            "`azure`: expected an object with skus, usage and mlUsage, got {}",
             crate::settings::describe(other)
         )),
     }
@@ -186,7 +211,8 @@ mod tests {
     fn every_problem_is_named_with_its_place() {
         let err = parse(
             r#"{"catalog": [{"kind": "CatalogOverlay", "skus": [{"name": "Standard_NC6"}]}],
-                "azure": {"skus": [{"value": [{"limit": 1}]}], "usage": {"eastus": [1]}, "quota": 1},
+                "azure": {"skus": [{"value": [{"limit": 1}]}], "usage": {"eastus": [1]}, "quota": 1,
+                          "mlUsage": {"eastus": [{"currentValue": 1, "limit": 2, "name": {"value": "cores"}}]}},
                 "extra": true}"#,
         )
         .expect_err("refused");
@@ -198,6 +224,7 @@ mod tests {
         );
         assert!(text.contains("azure.skus[0]: "), "{text}");
         assert!(text.contains("azure.usage.eastus: "), "{text}");
+        assert!(text.contains("azure.mlUsage.eastus: "), "{text}");
         assert!(text.contains("`azure.quota`: unknown key"), "{text}");
         assert_eq!(
             parse("[]").expect_err("array").to_string(),

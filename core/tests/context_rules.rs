@@ -12,7 +12,13 @@
 //!   restricted) and the Java SDK's recorded eastus2 REST body (243 sizes, NC-series with
 //!   family `standardNCFamily`);
 //! - usage: the Java SDK's recorded eastus Usage - List body (`cores` 0 of 100,
-//!   `lowPriorityCores` 0 of 100, `standardNCFamily` 0 of 48, no A100 v4 family);
+//!   `lowPriorityCores` 0 of 100, `standardNCFamily` 0 of 48, no A100 v4 family), and the
+//!   azure-cli's recorded westus one (`cores` 9 of 100, `standardNCFamily` 0 of 48);
+//! - Azure ML usage (`mlUsage`): the REST API specs' eastus Usages - List example
+//!   ("Standard NC Family Cluster Dedicated vCPUs" 12 of 24, "Total Cluster Dedicated
+//!   Regional vCPUs" 14 of 24, "Total Cluster LowPriority Regional vCPUs" 18 of 50, family
+//!   LowPriority limits -1; it spells the NCv3 family "Standard NCv3 Family", which does not
+//!   match the SKU lists' `standardNCSv3Family`), none for westus;
 //! - a catalog overlay giving `Standard_NC24ads_A100_v4` its real quota family
 //!   (`standardNCADSA100v4Family`), which that 2020 usage list does not have.
 //!
@@ -35,15 +41,31 @@ use std::sync::OnceLock;
 const SKEWER_EASTUS: &str = "skus-rest-skewer-eastus-4skus-nv6-restricted.json";
 const JAVA_SKUS_EASTUS2: &str = "skus-recording-java-eastus2-2020-canListSkusByRegion.json";
 const JAVA_USAGE_EASTUS: &str = "usage-recording-java-eastus-2021-canListComputeUsages.json";
+const CLI_USAGE_WESTUS: &str = "usage-recording-azurecli-westus-2023-test_vm_usage.yaml";
+const ML_USAGE_EASTUS: &str = "ml-usage-rest-example-Usage_list-2024-04-01.json";
+
+const ML_LINK: &str = "https://learn.microsoft.com/azure/machine-learning/how-to-manage-quotas";
 
 const NC_LINK: &str = "https://learn.microsoft.com/azure/quotas/per-vm-quota-requests";
 
-fn corpus(name: &str) -> Value {
+fn corpus_text(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/corpus/azure-context")
         .join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn corpus(name: &str) -> Value {
+    serde_json::from_str(&corpus_text(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// `interactions[0].response.body.string` of an azure-cli vcrpy recording: a JSON string.
+fn cli_body(name: &str) -> Value {
+    let record: Value = serde_yaml_ng::from_str(&corpus_text(name)).unwrap();
+    let body = record["interactions"][0]["response"]["body"]["string"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name}: the body is no string"));
+    serde_json::from_str(body).unwrap()
 }
 
 /// `networkCallRecords[0].Response.Body` of a Java SDK session record: a JSON string.
@@ -71,7 +93,8 @@ fn setup() {
             }],
             "azure": {
                 "skus": [corpus(SKEWER_EASTUS), java_body(JAVA_SKUS_EASTUS2)],
-                "usage": {"eastus": java_body(JAVA_USAGE_EASTUS)}
+                "usage": {"eastus": java_body(JAVA_USAGE_EASTUS), "westus": cli_body(CLI_USAGE_WESTUS)},
+                "mlUsage": {"eastus": corpus(ML_USAGE_EASTUS)["responses"]["200"]["body"]}
             }
         });
         let parsed = context::parse(&ctx.to_string()).expect("the samples make a valid context");
@@ -137,12 +160,16 @@ fn builtin() -> &'static Evaluator {
 }
 
 fn evaluate(doc: &Value, source: Source) -> Outcome {
+    evaluate_with(doc, source, &json!({}))
+}
+
+fn evaluate_with(doc: &Value, source: Source, settings: &Value) -> Outcome {
     setup();
     builtin()
         .evaluate(&Input {
             document: doc,
             source,
-            settings: &json!({}),
+            settings,
             as_of: "2026-11-22",
         })
         .expect("evaluates")
@@ -611,33 +638,250 @@ fn spot_pools_count_against_the_spot_total_and_unlisted_regions_are_silent() {
         f[0].message
     );
 
-    let west = evaluate(
-        &aks("westus", json!([gpu_pool("nc", "Standard_NC24", 9)])),
+    let north = evaluate(
+        &aks("northeurope", json!([gpu_pool("nc", "Standard_NC24", 9)])),
         Source::Arm,
     );
     assert!(
-        findings(&west, "quota-sufficient").is_empty(),
+        findings(&north, "quota-sufficient").is_empty(),
         "{:#?}",
-        west.violations
+        north.violations
     );
 }
 
-/// Azure ML computes draw on Azure ML's own quota: not evaluated, said as info.
+// ---------------------------------------------------------------------------------------
+// quota-sufficient: Azure ML's own quota (azure.mlUsage)
+// ---------------------------------------------------------------------------------------
+
+/// An Azure ML compute cluster (CLI v2 YAML, as `examples/azureml/gpu-cluster.yml`).
+fn aml_cluster(size: &str, location: &str, max: i64, tier: &str) -> Value {
+    json!({"$schema": "https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json",
+        "type": "amlcompute", "name": "gpu", "size": size, "location": location,
+        "min_instances": 0, "max_instances": max, "idle_time_before_scale_down": 1800,
+        "tier": tier})
+}
+
+/// What `quota()` answers for the only resource of `doc`, in one line.
+const QUOTA_LINE: &str = "[quota(resource.sku, resource.region)].map(q, (q.known ? 'known' : 'unknown') \
+    + ' ' + (q.family == null ? 'null' : q.family) + ' ' + string(q.needed) + '/' \
+    + (q.free == null ? 'null' : string(q.free)) + '/' + (q.limit == null ? 'null' : string(q.limit)) \
+    + '/' + (q.current == null ? 'null' : string(q.current)) + ' regional ' + string(q.regionalNeeded) + '/' \
+    + string(q.regionalFree) + '/' + string(q.regionalLimit))[0]";
+
+/// Four Standard_NC6 (6 vCPUs, family standardNCFamily from the eastus2 SKU list) need 24
+/// vCPUs: Azure ML's "Standard NC Family Cluster Dedicated vCPUs" has 12 free of 24, and
+/// its regional dedicated total 10 free of 24. Both are named, with Azure ML's quota page.
 #[test]
-fn azure_ml_compute_quota_is_not_evaluated() {
-    let doc = json!({"$schema": "https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json",
-        "type": "amlcompute", "name": "gpu", "size": "Standard_NC24", "location": "eastus",
-        "min_instances": 0, "max_instances": 4});
+fn aml_cluster_over_the_free_nc_quota_is_a_warning() {
+    let out = evaluate(
+        &aml_cluster("Standard_NC6", "eastus", 4, "dedicated"),
+        Source::AzureMl,
+    );
+    let f = findings(&out, "quota-sufficient");
+    assert_eq!(f.len(), 1, "{:#?}", out.violations);
+    assert_eq!(f[0].severity, Severity::Warning);
+    assert_eq!(
+        f[0].message,
+        format!(
+            "Azure ML compute cluster gpu uses Standard_NC6: this document needs 24 vCPUs of \
+             Azure ML quota \"Standard NC Family Cluster Dedicated vCPUs\" in eastus, and 12 are \
+             free (limit 24, 12 in use); 24 vCPUs in all, and 10 of Azure ML's regional total \
+             are free (limit 24); request more Azure ML quota on the Quotas page of Azure \
+             Machine Learning studio ({ML_LINK})"
+        )
+    );
+    assert_eq!(f[0].path, "/size");
+}
+
+/// One node (6 vCPUs) fits both the family's 12 and the regional 10; two (12) fit the
+/// family but not the regional total, which is named alone.
+#[test]
+fn aml_cluster_within_the_family_quota_and_the_regional_total() {
+    let one = aml_cluster("Standard_NC6", "eastus", 1, "dedicated");
+    let out = evaluate(&one, Source::AzureMl);
+    assert!(
+        findings(&out, "quota-sufficient").is_empty(),
+        "{:#?}",
+        out.violations
+    );
+    assert_eq!(
+        cel(&one, QUOTA_LINE),
+        "known Standard NC Family Cluster Dedicated vCPUs 6/12/24/12 regional 6/10/24"
+    );
+    let out = evaluate(
+        &aml_cluster("Standard_NC6", "eastus", 2, "dedicated"),
+        Source::AzureMl,
+    );
+    let f = findings(&out, "quota-sufficient");
+    assert_eq!(f.len(), 1, "{:#?}", out.violations);
+    assert_eq!(
+        f[0].message,
+        format!(
+            "Azure ML compute cluster gpu uses Standard_NC6: this document needs 12 vCPUs in \
+             eastus in all, and 10 of Azure ML's regional vCPU total are free (limit 24); request \
+             more Azure ML quota on the Quotas page of Azure Machine Learning studio ({ML_LINK})"
+        )
+    );
+}
+
+/// A low-priority cluster draws on the family's LowPriority entry (limit -1: unlimited) and
+/// the regional LowPriority total (18 of 50 in use): 5 x 6 = 30 fit, 6 x 6 = 36 do not.
+#[test]
+fn low_priority_aml_cluster_counts_against_the_low_priority_totals() {
+    let five = aml_cluster("Standard_NC6", "eastus", 5, "low_priority");
+    assert!(findings(&evaluate(&five, Source::AzureMl), "quota-sufficient").is_empty());
+    assert_eq!(
+        cel(&five, QUOTA_LINE),
+        "known Standard NC Family Cluster LowPriority vCPUs 30/null/null/18 regional 30/32/50"
+    );
+    let f = findings(
+        &evaluate(
+            &aml_cluster("Standard_NC6", "eastus", 6, "low_priority"),
+            Source::AzureMl,
+        ),
+        "quota-sufficient",
+    );
+    assert_eq!(f.len(), 1);
+    assert!(
+        f[0].message.contains(
+            "this document needs 36 vCPUs in eastus in all, and 32 of Azure ML's regional vCPU \
+             total are free (limit 50)"
+        ),
+        "{}",
+        f[0].message
+    );
+}
+
+/// Standard_NC6s_v3's family is `standardNCSv3Family` in the SKU lists; the Azure ML usage
+/// lists "Standard NCv3 Family", which is not matched by guessing: unknown, info.
+#[test]
+fn aml_family_the_ml_usage_does_not_list_is_info_unknown() {
+    let doc = aml_cluster("Standard_NC6s_v3", "eastus", 1, "dedicated");
     let out = evaluate(&doc, Source::AzureMl);
+    let f = findings(&out, "quota-sufficient");
+    assert_eq!(f.len(), 1, "{:#?}", out.violations);
+    assert_eq!(f[0].severity, Severity::Info);
+    assert_eq!(
+        f[0].message,
+        "Azure ML compute cluster gpu uses Standard_NC6s_v3: the quota of its family in eastus \
+         is unknown: the Azure ML usage of region \"eastus\" has no subscription entry for \
+         \"standardNCSv3Family\" (Dedicated vCPUs)"
+    );
+    assert_eq!(
+        cel(&doc, QUOTA_LINE),
+        "unknown standardNCSv3Family 6/null/null/null regional 6/10/24"
+    );
+}
+
+/// What one document declares is summed: two clusters of one workspace (ARM) at one node
+/// each need 12 of the family (12 free: fits) and 12 of the regional total (10 free), on
+/// both. A compute instance counts one node.
+#[test]
+fn aml_computes_of_one_document_are_summed() {
+    let compute = |name: &str, ty: &str, props: Value| {
+        json!({"type": "Microsoft.MachineLearningServices/workspaces/computes",
+               "apiVersion": "2024-04-01", "name": format!("ws/{name}"), "location": "eastus",
+               "properties": {"computeType": ty, "properties": props}})
+    };
+    let doc = template(json!([
+        compute(
+            "c1",
+            "AmlCompute",
+            json!({"vmSize": "Standard_NC6",
+            "scaleSettings": {"minNodeCount": 0, "maxNodeCount": 1}})
+        ),
+        compute("dev", "ComputeInstance", json!({"vmSize": "Standard_NC6"})),
+    ]));
+    let out = evaluate(&doc, Source::Arm);
+    let f = findings(&out, "quota-sufficient");
+    assert_eq!(f.len(), 2, "{:#?}", out.violations);
+    for v in &f {
+        assert!(
+            v.message.contains(
+                "this document needs 12 vCPUs in eastus in all, and 10 of Azure ML's regional \
+                 vCPU total are free (limit 24)"
+            ),
+            "{}",
+            v.message
+        );
+    }
+    // declared() reports Azure ML's counters apart, prefixed `ml:`.
+    setup();
+    let resources = computeguard_policy_core::read::normalize(&doc, Source::Arm);
+    let declared = computeguard_policy_core::eval::declared(&resources);
+    assert_eq!(
+        serde_json::to_value(&declared).unwrap(),
+        json!({"eastus": {"ml:cores": 12, "ml:standardnc": 12}})
+    );
+}
+
+/// The whole change (`settings.quota.declaredInRun`) raises what Azure ML's counters need,
+/// by the ids `declared()` gives them.
+#[test]
+fn aml_quota_is_judged_over_the_whole_change() {
+    let settings = json!({"quota": {"declaredInRun": {"eastus": {
+        "ml:standardNCFamily": 18, "ml:cores": 18, "standardNCFamily": 999}}}});
+    let out = evaluate_with(
+        &aml_cluster("Standard_NC6", "eastus", 1, "dedicated"),
+        Source::AzureMl,
+        &settings,
+    );
+    let f = findings(&out, "quota-sufficient");
+    assert_eq!(f.len(), 1, "{:#?}", out.violations);
+    assert!(
+        f[0].message.starts_with(
+            "Azure ML compute cluster gpu uses Standard_NC6: this change needs 18 vCPUs of Azure \
+             ML quota \"Standard NC Family Cluster Dedicated vCPUs\" in eastus (6 in this \
+             document), and 12 are free (limit 24, 12 in use); 18 vCPUs in all, and 10 of Azure \
+             ML's regional total are free (limit 24)"
+        ),
+        "{}",
+        f[0].message
+    );
+}
+
+/// Without Azure ML usage for the region (westus has compute usage only), Azure ML
+/// computes are reported as not evaluated (info); a region without any usage is silent.
+#[test]
+fn azure_ml_compute_quota_is_not_evaluated_without_its_usage() {
+    let out = evaluate(
+        &aml_cluster("Standard_NC24", "westus", 4, "dedicated"),
+        Source::AzureMl,
+    );
     let f = findings(&out, "quota-sufficient");
     assert_eq!(f.len(), 1, "{:#?}", out.violations);
     assert_eq!(f[0].severity, Severity::Info);
     assert!(
         f[0].message.ends_with(
-            "Azure ML compute and online deployments draw on Azure ML's own quota (az ml compute \
-             list-usage), which is not evaluated"
+            "Azure ML compute and online deployments draw on Azure ML's own quota, which is not \
+             evaluated without Azure ML usage for westus (azure.mlUsage: az ml compute \
+             list-usage --location westus -o json)"
         ),
         "{}",
         f[0].message
+    );
+    let out = evaluate(
+        &aml_cluster("Standard_NC24", "northeurope", 4, "dedicated"),
+        Source::AzureMl,
+    );
+    assert!(
+        findings(&out, "quota-sufficient").is_empty(),
+        "{:#?}",
+        out.violations
+    );
+}
+
+/// AKS pools do not draw on Azure ML's quota, nor Azure ML computes on the compute usage:
+/// an eastus pool is judged as before, with the regional total of `az vm list-usage`.
+#[test]
+fn compute_and_azure_ml_quota_are_apart() {
+    let doc = aks("eastus", json!([gpu_pool("nc", "Standard_NC6", 4)]));
+    assert_eq!(
+        cel(
+            &doc,
+            "[quota(resource.sku, resource.parentRegion)].map(q, q.family + ' ' + string(q.needed) \
+             + '/' + string(q.free) + ' regional ' + string(q.regionalNeeded) + '/' + string(q.regionalFree))[0]"
+        ),
+        "standardNCFamily 24/48 regional 24/100"
     );
 }

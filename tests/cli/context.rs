@@ -219,3 +219,70 @@ fn quota_is_judged_over_every_file_of_the_change() {
         );
     }
 }
+
+/// Azure ML's own quota named in `computeguard.yaml` (`azure.mlUsage`): an Azure ML
+/// cluster over its family's free quota is a warning naming Azure ML's entry and the
+/// numbers; two clusters that fit alone are judged together against Azure ML's regional
+/// total.
+#[test]
+fn azure_ml_quota_from_ml_usage_in_the_config() {
+    let dir = fixtures().join("context/ml");
+    let quota = |files: &[&str]| -> Vec<(String, String)> {
+        let mut args = vec!["check", "--format", "json"];
+        args.extend_from_slice(files);
+        let out = run_in(&dir, &args).expect("run");
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["rule"] == "quota-sufficient")
+            .map(|f| {
+                (
+                    f["severity"].as_str().unwrap_or_default().to_string(),
+                    f["message"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        quota(&["over.yml"]),
+        vec![(
+            "warning".to_string(),
+            "Azure ML compute cluster nv-over uses Standard_NV6: this document needs 30 vCPUs of \
+             Azure ML quota \"Standard NV Family Cluster Dedicated vCPUs\" in eastus, and 24 are \
+             free (limit 24, 0 in use); 30 vCPUs in all, and 10 of Azure ML's regional total are \
+             free (limit 24); request more Azure ML quota on the Quotas page of Azure Machine \
+             Learning studio (https://learn.microsoft.com/azure/machine-learning/how-to-manage-quotas)"
+                .to_string()
+        )]
+    );
+    assert_eq!(quota(&["a.yml"]), Vec::new(), "6 of 10 free fits");
+    let both = quota(&["a.yml", "b.yml"]);
+    assert_eq!(both.len(), 2, "{both:?}");
+    for (severity, m) in &both {
+        assert_eq!(severity, "warning");
+        assert!(
+            m.contains(
+                "this change needs 12 vCPUs in eastus in all, and 10 of Azure ML's regional vCPU \
+                 total are free (limit 24)"
+            ),
+            "{m}"
+        );
+    }
+    // A compute usage list given as Azure ML's is refused by shape, naming file and line.
+    let bad = scratch("azure:\n  mlUsage:\n    eastus: usage.json\n");
+    std::fs::copy(
+        fixtures().join("context/quota/eastus-usage.json"),
+        bad.path().join("usage.json"),
+    )
+    .expect("copy");
+    let out = run_in(bad.path(), &["check", "pools.bicep"]).expect("run");
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("usage.json:") && stderr(&out).contains("Azure ML usage list"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -110,7 +110,9 @@ const ML_USAGE_OBJECT: &str = "an Azure ML usage object (with \"type\", \"name\"
                                ...}, \"currentValue\" and \"limit\")";
 
 /// Reads an Azure ML "Usages - List" body (`{"value": [...]}`; a bare array of the same
-/// entries is read too).
+/// entries is read too), or what `az ml compute list-usage -o json` prints: a bare array of
+/// the same entries as the `azure-ai-ml` SDK dumps them, with `current_value` (and
+/// `name.localized_value`, `aml_workspace_location`) in snake case.
 ///
 /// # Errors
 /// [`ShapeError`] when `v` is neither shape, or an entry lacks `type`, `name.value`,
@@ -123,7 +125,13 @@ pub fn parse_ml_usage(v: &Value) -> Result<Vec<MlUsageEntry>, ShapeError> {
     for (i, item) in items.iter().enumerate() {
         let ptr = idx_ptr(&base, i);
         let obj = doc.object(item, &ptr, ML_USAGE_OBJECT)?;
-        if !obj.contains_key("type") && obj.contains_key("currentValue") {
+        let current_key = if obj.contains_key("currentValue") || !obj.contains_key("current_value")
+        {
+            "currentValue"
+        } else {
+            "current_value"
+        };
+        if !obj.contains_key("type") && obj.contains_key(current_key) {
             return Err(doc.err(
                 &ptr,
                 ML_USAGE_OBJECT,
@@ -153,7 +161,7 @@ pub fn parse_ml_usage(v: &Value) -> Result<Vec<MlUsageEntry>, ShapeError> {
             name: name.to_string(),
             family: family_of(name),
             priority: priority_of(name),
-            current: doc.req_int(obj, &ptr, "currentValue")?,
+            current: doc.req_int(obj, &ptr, current_key)?,
             limit,
         });
     }
@@ -267,4 +275,36 @@ pub fn parse_ml_sizes(v: &Value) -> Result<Vec<MlVmSize>, ShapeError> {
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `az ml compute list-usage -o json` prints each entry as the `azure-ai-ml` SDK dumps
+    /// it (`UsageSchema`): snake case, in a bare array.
+    #[test]
+    fn the_cli_output_in_snake_case_is_read() {
+        let cli = json!([{
+            "id": "/subscriptions/00000000-0000-0000-0000-000000000000/usages/Standard_NC_Family_Cluster_Dedicated_vCPUs",
+            "aml_workspace_location": "eastus",
+            "type": "Microsoft.MachineLearningServices/vmFamily/usages",
+            "unit": "count",
+            "current_value": 12,
+            "limit": 24,
+            "name": {"value": "Standard NC Family Cluster Dedicated vCPUs",
+                     "localized_value": "Standard NC Family Cluster Dedicated vCPUs"}
+        }]);
+        let entries = parse_ml_usage(&cli).expect("CLI shape");
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].current, 12);
+        assert_eq!(entries[0].limit, MlLimit::Max(24));
+        assert_eq!(entries[0].scope, MlScope::Subscription);
+        assert_eq!(entries[0].family_key().as_deref(), Some("standardnc"));
+        let missing = json!([{"type": "Microsoft.MachineLearningServices/vmFamily/usages",
+            "limit": 24, "name": {"value": "Standard NC Family Cluster Dedicated vCPUs"}}]);
+        let e = parse_ml_usage(&missing).expect_err("no current value");
+        assert!(e.to_string().contains("currentValue"), "{e}");
+    }
 }

@@ -8,11 +8,20 @@
 //! duration like the `sku()` memo. Answers are memoised per evaluation too: a rule asks
 //! the same question in `when`, `assert` and its message.
 //!
+//! Azure ML compute clusters and instances and online deployments draw on Azure ML's own
+//! quota (`azure.mlUsage`, `az ml compute list-usage`): their family's subscription-wide
+//! "Cluster Dedicated vCPUs" entry (or "Cluster LowPriority vCPUs" for a low-priority
+//! cluster) and Azure ML's regional total of the same priority, summed apart from what
+//! AKS pools, scale sets and VMs draw on.
+//!
 //! Nothing here guesses: a size missing from the SKU lists is `unknown` (not "not
 //! offered"), and a family, vCPU count, node count or usage entry that is not known makes
 //! the quota `known: false` with the reason (never "enough", never 0).
 
-use crate::azure::{OfferAnswer, QuotaAnswer, REGIONAL_TOTAL_ID, family_key};
+use crate::azure::{
+    MlLimit, MlPriority, MlScope, MlUsageEntry, OfferAnswer, QuotaAnswer, REGIONAL_TOTAL_ID,
+    family_key,
+};
 use crate::catalog;
 use crate::cel_value::{key, map, text as cel_text};
 use crate::compute::Resource;
@@ -64,17 +73,19 @@ pub const SKU_OFFER_FIELDS: &[&str] = &[
 /// What `quota(sku, region)` returns to CEL (fields as in [`QUOTA_FIELDS`]).
 #[derive(Default)]
 struct QuotaView {
-    /// Usage lists were given for at least one region.
+    /// Usage lists (compute or Azure ML) were given for at least one region.
     evaluated: bool,
-    /// Usage was given for this region.
+    /// Usage was given for this region (for an Azure ML resource, compute or Azure ML
+    /// usage).
     region_listed: bool,
     /// The family's free quota and what the document needs of it are both known.
     known: bool,
     /// Why not `known`; null when it is.
     reason: Option<String>,
-    /// The usage id of the counter (`standardNCFamily`, `lowPriorityCores` for Spot), or
-    /// the size's family as the SKU lists or the catalog spell it when the usage has no
-    /// entry for it; null when the family is not known.
+    /// The usage id of the counter (`standardNCFamily`, `lowPriorityCores` for Spot; for
+    /// an Azure ML resource the name of Azure ML's entry, "Standard NC Family Cluster
+    /// Dedicated vCPUs"), or the size's family as the SKU lists or the catalog spell it
+    /// when the usage has no entry for it; null when the family is not known.
     family: Option<String>,
     /// vCPUs the document declares of that family in that region (at least this many
     /// when not `known`), or what the whole change declares when the host says more
@@ -83,16 +94,20 @@ struct QuotaView {
     /// vCPUs this document alone declares of that counter; equal to `needed` unless the
     /// host passed what the whole change declares.
     needed_in_document: Option<i64>,
-    /// `limit - current` of the family; null when not in the usage.
+    /// `limit - current` of the family; null when not in the usage, or unlimited (an Azure
+    /// ML limit of -1).
     free: Option<i64>,
-    /// The family's quota.
+    /// The family's quota; null when unlimited.
     limit: Option<i64>,
     /// The family's vCPUs in use.
     current: Option<i64>,
-    /// vCPUs the document declares in that region over every family (dedicated VMs), at
-    /// least; null for Spot, which the regional total does not count.
+    /// vCPUs the document declares in that region over every family (dedicated VMs; for
+    /// an Azure ML resource, Azure ML's of its priority), at least; null for Spot, which
+    /// the regional total does not count.
     regional_needed: Option<i64>,
-    /// `limit - current` of the regional total (`cores`); null when not in the usage.
+    /// `limit - current` of the regional total (`cores`; for an Azure ML resource "Total
+    /// Cluster Dedicated Regional vCPUs" or its low-priority twin); null when not in the
+    /// usage or unlimited.
     regional_free: Option<i64>,
     /// The regional total's quota.
     regional_limit: Option<i64>,
@@ -187,8 +202,12 @@ enum Draw {
     Dedicated,
     /// The regional Spot / low-priority total ([`SPOT_TOTAL_ID`]).
     Spot,
-    /// Azure ML's own quota (compute clusters and instances, online deployments).
-    AzureMl,
+    /// Azure ML's own quota (compute clusters and instances, online deployments): its
+    /// family's dedicated vCPUs, or low-priority ones for a low-priority cluster.
+    AzureMl {
+        /// A low-priority (or Spot) compute cluster.
+        low_priority: bool,
+    },
     /// None this counts: the resource runs on nodes declared elsewhere (a Kubernetes
     /// workload, a job) or is no compute (a cluster, a workspace).
     Nothing,
@@ -239,15 +258,63 @@ enum Counter<'a> {
     Regional,
     /// The regional Spot / low-priority total.
     Spot,
+    /// An Azure ML family's dedicated or low-priority vCPUs, by [`family_key`].
+    MlFamily(&'a str, bool),
+    /// Azure ML's regional total of dedicated or low-priority vCPUs.
+    MlRegional(bool),
+}
+
+/// The prefix of Azure ML's counters in `declaredInRun`.
+const ML_PREFIX: &str = "ml:";
+/// After [`ML_PREFIX`], what marks an Azure ML low-priority family counter.
+const ML_LOW_PRIORITY: &str = "lowPriority:";
+
+impl Counter<'_> {
+    /// The id [`declared`] reports the counter under: a family by [`family_key`], `cores`,
+    /// `lowPriorityCores`; Azure ML's prefixed with `ml:` (`ml:standardnc`,
+    /// `ml:lowPriority:standardnc`, `ml:cores`, `ml:lowPriorityCores`).
+    fn id(self) -> String {
+        match self {
+            Counter::Family(f) => f.to_string(),
+            Counter::Regional => RUN_REGIONAL.to_string(),
+            Counter::Spot => SPOT_TOTAL_ID.to_string(),
+            Counter::MlFamily(f, false) => format!("{ML_PREFIX}{f}"),
+            Counter::MlFamily(f, true) => format!("{ML_PREFIX}{ML_LOW_PRIORITY}{f}"),
+            Counter::MlRegional(false) => format!("{ML_PREFIX}{RUN_REGIONAL}"),
+            Counter::MlRegional(true) => format!("{ML_PREFIX}{SPOT_TOTAL_ID}"),
+        }
+    }
+}
+
+/// A `declaredInRun` id as [`Counter::id`] writes it, from any spelling (case, a family
+/// with or without `Family`).
+fn run_id(id: &str) -> String {
+    let plain = |id: &str| {
+        if id.eq_ignore_ascii_case(RUN_REGIONAL) {
+            RUN_REGIONAL.to_string()
+        } else if id.eq_ignore_ascii_case(SPOT_TOTAL_ID) {
+            SPOT_TOTAL_ID.to_string()
+        } else {
+            family_key(id)
+        }
+    };
+    let strip = |s: &str, prefix: &str| {
+        s.get(..prefix.len())
+            .filter(|p| p.eq_ignore_ascii_case(prefix))
+            .map(|_| s[prefix.len()..].to_string())
+    };
+    match strip(id, ML_PREFIX) {
+        None => plain(id),
+        Some(rest) => match strip(&rest, ML_LOW_PRIORITY) {
+            Some(family) => Counter::MlFamily(&family_key(&family), true).id(),
+            None => format!("{ML_PREFIX}{}", plain(&rest)),
+        },
+    }
 }
 
 impl Demand {
     fn key(region: &str, counter: Counter<'_>) -> String {
-        match counter {
-            Counter::Family(f) => format!("{region} family {f}"),
-            Counter::Regional => format!("{region} regional"),
-            Counter::Spot => format!("{region} spot"),
-        }
+        format!("{region} {}", counter.id())
     }
 
     fn get(&self, region: &str, counter: Counter<'_>) -> Option<&Tally> {
@@ -293,18 +360,36 @@ fn draw_of(r: &Resource) -> Draw {
                 Draw::Dedicated
             }
         }
-        "aml-compute-cluster" | "aml-compute-instance" | "aml-online-deployment" => Draw::AzureMl,
+        "aml-compute-cluster" => Draw::AzureMl {
+            low_priority: matches!(r.priority.as_deref(), Some("spot" | "low-priority")),
+        },
+        "aml-compute-instance" | "aml-online-deployment" => Draw::AzureMl {
+            low_priority: false,
+        },
         _ => Draw::Nothing,
     }
 }
 
 /// Nodes a resource may run: an AKS pool's maximum when it autoscales, else its count; a
-/// scale set's capacity; a VM's one.
+/// scale set's capacity; a VM's one; an Azure ML cluster's maximum (its readers fill in
+/// the CLI's default of 1), a compute instance's one, an online deployment's instance
+/// count (its maximum when it autoscales to more).
 fn nodes_of(r: &Resource) -> Result<u64, String> {
     let count = |n: i64| u64::try_from(n).unwrap_or(0);
     let none = |what: &str| Err(format!("{} declares no {what}", r.display));
     match r.kind.as_str() {
-        "vm" => Ok(1),
+        "vm" | "aml-compute-instance" => Ok(1),
+        "aml-compute-cluster" => r.max_nodes.or(r.instance_count).map_or_else(
+            || none("maximum node count (max_instances / maxNodeCount / max_node_count)"),
+            |n| Ok(count(n)),
+        ),
+        "aml-online-deployment" => {
+            let max = r.max_nodes.filter(|_| r.autoscale == Some(true));
+            match (r.instance_count, max) {
+                (None, None) => none("instance count (instance_count)"),
+                (n, m) => Ok(count(n.unwrap_or(0).max(m.unwrap_or(0)))),
+            }
+        }
         "vm-scale-set" => r
             .instance_count
             .map(count)
@@ -343,6 +428,7 @@ fn demand_of(facts: &AzureFacts, resources: &[Resource]) -> (Vec<Part>, Demand) 
     let mut parts = Vec::with_capacity(resources.len());
     let mut demand = Demand::default();
     let usage = facts.quota.is_some();
+    let ml_usage = facts.ml_usage.is_some();
     for r in resources {
         let part = Part {
             sku_key: r.sku.as_deref().map(catalog::sku_key),
@@ -350,10 +436,12 @@ fn demand_of(facts: &AzureFacts, resources: &[Resource]) -> (Vec<Part>, Demand) 
             draw: draw_of(r),
             nodes: nodes_of(r),
         };
-        if usage
-            && let (Some(sku), Some(region)) = (r.sku.as_deref(), &part.region)
-            && matches!(part.draw, Draw::Dedicated | Draw::Spot)
-        {
+        let counted = match part.draw {
+            Draw::Dedicated | Draw::Spot => usage,
+            Draw::AzureMl { .. } => ml_usage,
+            Draw::Nothing => false,
+        };
+        if counted && let (Some(sku), Some(region)) = (r.sku.as_deref(), &part.region) {
             let vcpus = vcpus_of(facts, sku)
                 .ok_or_else(|| format!("the vCPUs of {sku} ({}) are not known", r.display));
             let need = match (&part.nodes, vcpus) {
@@ -361,7 +449,18 @@ fn demand_of(facts: &AzureFacts, resources: &[Resource]) -> (Vec<Part>, Demand) 
                 (Err(e), _) => Err(e.clone()),
                 (_, Err(e)) => Err(e),
             };
-            if part.draw == Draw::Spot {
+            if let Draw::AzureMl { low_priority } = part.draw {
+                if let Ok(n) = need {
+                    demand.add(region, Counter::MlRegional(low_priority), Ok(n));
+                }
+                if let Some(family) = family_of(facts, sku) {
+                    demand.add(
+                        region,
+                        Counter::MlFamily(&family_key(&family), low_priority),
+                        need,
+                    );
+                }
+            } else if part.draw == Draw::Spot {
                 demand.add(region, Counter::Spot, need);
             } else {
                 if let Ok(n) = need {
@@ -377,16 +476,17 @@ fn demand_of(facts: &AzureFacts, resources: &[Resource]) -> (Vec<Part>, Demand) 
     (parts, demand)
 }
 
-/// The usage id a [`Demand`] key's counter is reported under in `declaredInRun`: the
-/// family as the SKU lists or the catalog spell it, `cores`, `lowPriorityCores`.
+/// The usage id of the regional total in `declaredInRun` (`cores`).
 const RUN_REGIONAL: &str = REGIONAL_TOTAL_ID;
 
 /// What `resources` declare of each quota counter, per region (normalised) and usage id
 /// (`cores` for the regional total, `lowPriorityCores` for Spot, a family by
-/// [`family_key`]): the sums `quota-sufficient` judges one document by. A host that
-/// checks a change of several documents adds these up over all of them and passes the
-/// totals as the built-in policy's `settings.quota.declaredInRun`, so that the change is
-/// judged as a whole (`computeguard check` does). Empty without usage in the context.
+/// [`family_key`]; Azure ML's own quota as `ml:` and a family by [`family_key`],
+/// `ml:lowPriority:` and a family, `ml:cores` and `ml:lowPriorityCores` for its regional
+/// totals): the sums `quota-sufficient` judges one document by. A host that checks a
+/// change of several documents adds these up over all of them and passes the totals as
+/// the built-in policy's `settings.quota.declaredInRun`, so that the change is judged as
+/// a whole (`computeguard check` does). Empty without usage in the context.
 pub fn declared(
     resources: &[Resource],
 ) -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>> {
@@ -397,18 +497,13 @@ pub fn declared(
     };
     let (_, demand) = demand_of(facts, resources);
     for (key, tally) in &demand.0 {
-        let Some((region, counter)) = key.split_once(' ') else {
+        let Some((region, id)) = key.split_once(' ') else {
             continue;
-        };
-        let id = match counter.split_once(' ') {
-            Some(("family", family)) => family.to_string(),
-            _ if counter == "regional" => RUN_REGIONAL.to_string(),
-            _ => SPOT_TOTAL_ID.to_string(),
         };
         let n = out
             .entry(region.to_string())
             .or_default()
-            .entry(id)
+            .entry(id.to_string())
             .or_default();
         *n = n.saturating_add(tally.vcpus);
     }
@@ -430,22 +525,7 @@ fn raise_to_run(demand: &mut Demand, settings: &serde_json::Value) {
             let Some(vcpus) = vcpus.as_u64() else {
                 continue;
             };
-            let counter = if id.eq_ignore_ascii_case(RUN_REGIONAL) {
-                Counter::Regional
-            } else if id.eq_ignore_ascii_case(SPOT_TOTAL_ID) {
-                Counter::Spot
-            } else {
-                Counter::Family(id)
-            };
-            let family;
-            let counter = match counter {
-                Counter::Family(f) => {
-                    family = family_key(f);
-                    Counter::Family(&family)
-                }
-                other => other,
-            };
-            let key = Demand::key(&region, counter);
+            let key = format!("{region} {}", run_id(id));
             match demand.0.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, t)) => t.vcpus = t.vcpus.max(vcpus),
                 None => demand.0.push((
@@ -624,6 +704,180 @@ fn as_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
+/// What Azure ML's usage says about one of its counters.
+enum MlAnswer<'a> {
+    /// The entry, as printed.
+    Found(&'a MlUsageEntry),
+    /// No entry, or entries that disagree: why.
+    Unknown(String),
+}
+
+/// Whether an Azure ML usage entry counts low-priority vCPUs (`Some(true)`), dedicated ones
+/// (`Some(false)`) or neither ("Clusters"). "Low Priority" in two words counts too.
+fn ml_low_priority(e: &MlUsageEntry) -> Option<bool> {
+    match e.priority {
+        Some(MlPriority::LowPriority) => Some(true),
+        Some(MlPriority::Dedicated) => Some(false),
+        None => e
+            .name
+            .to_ascii_lowercase()
+            .contains("low priority")
+            .then_some(true),
+    }
+}
+
+/// The Azure ML usage entries given for `region` (normalised); none when no list was.
+fn ml_entries<'a>(facts: &'a AzureFacts, region: &str) -> Option<Vec<&'a MlUsageEntry>> {
+    let lists = facts.ml_usage.as_ref()?;
+    let mut given = false;
+    let mut out = Vec::new();
+    for (_, entries) in lists.iter().filter(|(r, _)| normalize(r) == region) {
+        given = true;
+        out.extend(entries);
+    }
+    given.then_some(out)
+}
+
+/// The subscription-wide entry among `entries` that `pick` selects; unknown when there is
+/// none (`what` says which) or several that disagree.
+fn ml_pick<'a>(
+    entries: &[&'a MlUsageEntry],
+    region: &str,
+    what: &str,
+    pick: impl Fn(&MlUsageEntry) -> bool,
+) -> MlAnswer<'a> {
+    let found: Vec<&MlUsageEntry> = entries
+        .iter()
+        .copied()
+        .filter(|e| e.scope == MlScope::Subscription && pick(e))
+        .collect();
+    match found.first() {
+        None => MlAnswer::Unknown(format!(
+            "the Azure ML usage of region {region:?} has no subscription entry for {what}"
+        )),
+        Some(first)
+            if found
+                .iter()
+                .any(|e| e.limit != first.limit || e.current != first.current) =>
+        {
+            MlAnswer::Unknown(format!(
+                "the Azure ML usage of region {region:?} has disagreeing entries for {what}"
+            ))
+        }
+        Some(first) => MlAnswer::Found(first),
+    }
+}
+
+/// `free`, `limit` and `current` of an Azure ML entry: `free` and `limit` null when
+/// unlimited.
+fn ml_counts(e: &MlUsageEntry) -> (Option<i64>, Option<i64>, i64) {
+    match e.limit {
+        MlLimit::Unlimited => (None, None, e.current),
+        MlLimit::Max(l) => {
+            let l = as_i64(l);
+            (Some(l.saturating_sub(e.current)), Some(l), e.current)
+        }
+    }
+}
+
+/// `quota()` for an Azure ML resource being evaluated: Azure ML's own usage of the region,
+/// its family's entry of the resource's priority and Azure ML's regional total of it.
+#[allow(clippy::too_many_arguments)]
+fn ml_quota_view(
+    mut v: QuotaView,
+    facts: &AzureFacts,
+    demand: &Demand,
+    own: &Demand,
+    part: &Part,
+    sku: &str,
+    region: &str,
+    reg: &str,
+    low_priority: bool,
+) -> QuotaView {
+    let Some(entries) = ml_entries(facts, reg) else {
+        v.reason = Some(format!(
+            "Azure ML compute and online deployments draw on Azure ML's own quota, which is \
+             not evaluated without Azure ML usage for {region} (azure.mlUsage: az ml compute \
+             list-usage --location {region} -o json)"
+        ));
+        return v;
+    };
+    v.region_listed = true;
+    let priority = if low_priority {
+        "LowPriority"
+    } else {
+        "Dedicated"
+    };
+    let mut reasons: Vec<String> = Vec::new();
+    let regional = ml_pick(
+        &entries,
+        region,
+        &format!("its regional total of {priority} vCPUs"),
+        |e| {
+            e.family.is_none()
+                && ml_low_priority(e) == Some(low_priority)
+                && (e.name.to_ascii_lowercase().contains("regional")
+                    || e.usage_type.contains("dedicatedCores/")
+                    || e.usage_type.contains("lowPriorityCores/"))
+        },
+    );
+    if let MlAnswer::Found(e) = regional {
+        let (free, limit, _) = ml_counts(e);
+        v.regional_free = free;
+        v.regional_limit = limit;
+    }
+    v.regional_needed = Some(as_i64(
+        demand
+            .get(reg, Counter::MlRegional(low_priority))
+            .map_or(0, |t| t.vcpus),
+    ));
+    match family_of(facts, sku) {
+        None => reasons.push(format!(
+            "the quota family of {sku} is not known: give a SKU list that has the size \
+             (az vm list-skus --all) or its family in a catalog overlay"
+        )),
+        Some(f) => {
+            let key = family_key(&f);
+            v.family = Some(f.clone());
+            match ml_pick(
+                &entries,
+                region,
+                &format!("{f:?} ({priority} vCPUs)"),
+                |e| {
+                    e.family_key().as_deref() == Some(key.as_str())
+                        && ml_low_priority(e) == Some(low_priority)
+                },
+            ) {
+                MlAnswer::Found(e) => {
+                    let (free, limit, current) = ml_counts(e);
+                    v.family = Some(e.name.clone());
+                    v.free = free;
+                    v.limit = limit;
+                    v.current = Some(current);
+                }
+                MlAnswer::Unknown(reason) => reasons.push(reason),
+            }
+            let counter = Counter::MlFamily(&key, low_priority);
+            let tally = demand.get(reg, counter);
+            v.needed = Some(as_i64(tally.map_or(0, |t| t.vcpus)));
+            v.needed_in_document = Some(as_i64(own.get(reg, counter).map_or(0, |t| t.vcpus)));
+            reasons.extend(tally.and_then(|t| t.missing.clone()));
+        }
+    }
+    if vcpus_of(facts, sku).is_none() {
+        reasons.push(format!("the vCPUs of {sku} are not known"));
+    }
+    if let Err(e) = &part.nodes {
+        reasons.push(e.clone());
+    }
+    reasons.dedup();
+    v.known = reasons.is_empty();
+    if !v.known {
+        v.reason = Some(reasons.join("; "));
+    }
+    v
+}
+
 fn quota_view(
     facts: &AzureFacts,
     scope: Option<&AzureScope>,
@@ -631,36 +885,35 @@ fn quota_view(
     region: Option<&str>,
 ) -> QuotaView {
     let mut v = QuotaView::default();
-    let Some(quota) = facts
+    let quota = facts
         .quota
         .as_ref()
-        .filter(|q| q.regions().next().is_some())
-    else {
+        .filter(|q| q.regions().next().is_some());
+    let ml_given = facts.ml_usage.as_ref().is_some_and(|l| !l.is_empty());
+    if quota.is_none() && !ml_given {
         v.reason = Some("no usage lists were given (az vm list-usage)".into());
         return v;
-    };
+    }
     v.evaluated = true;
     let (Some(sku), Some(region)) = (sku, region) else {
         v.reason = Some("no VM size or no region".into());
         return v;
     };
     let reg = normalize(region);
-    v.region_listed = quota.regions().any(|r| normalize(r) == reg);
+    v.region_listed = quota.is_some_and(|q| q.regions().any(|r| normalize(r) == reg));
     let mine = scope
         .and_then(|s| s.current_part(sku, &reg))
         .map(|(_, p)| p);
     let empty = Demand::default();
     let demand = scope.map_or(&empty, |s| &s.demand);
     let own = scope.map_or(&empty, |s| &s.own);
-    let mut reasons: Vec<String> = Vec::new();
-    if mine.is_some_and(|p| p.draw == Draw::AzureMl) {
-        v.reason = Some(
-            "Azure ML compute and online deployments draw on Azure ML's own quota \
-             (az ml compute list-usage), which is not evaluated"
-                .into(),
-        );
-        return v;
+    if let Some(p) = mine
+        && let Draw::AzureMl { low_priority } = p.draw
+    {
+        return ml_quota_view(v, facts, demand, own, p, sku, region, &reg, low_priority);
     }
+    let quota = quota.filter(|_| v.region_listed);
+    let mut reasons: Vec<String> = Vec::new();
     if !v.region_listed {
         reasons.push(format!("no usage was given for region {region}"));
     }
@@ -683,12 +936,12 @@ fn quota_view(
         let tally = demand.get(&reg, Counter::Spot);
         v.needed = Some(as_i64(tally.map_or(0, |t| t.vcpus)));
         v.needed_in_document = Some(as_i64(own.get(&reg, Counter::Spot).map_or(0, |t| t.vcpus)));
-        if v.region_listed {
+        if let Some(quota) = quota {
             free(&mut v, quota.free(region, SPOT_TOTAL_ID), &mut reasons);
         }
         reasons.extend(tally.and_then(|t| t.missing.clone()));
     } else {
-        if v.region_listed {
+        if let Some(quota) = quota {
             if let QuotaAnswer::Free { limit, free, .. } = quota.free(region, REGIONAL_TOTAL_ID) {
                 v.regional_free = Some(free);
                 v.regional_limit = Some(limit);
@@ -705,7 +958,7 @@ fn quota_view(
             )),
             Some(f) => {
                 v.family = Some(f.clone());
-                if v.region_listed {
+                if let Some(quota) = quota {
                     free(&mut v, quota.free(region, f), &mut reasons);
                 }
             }
@@ -882,7 +1135,36 @@ mod tests {
         assert_eq!(draw_of(&spot), Draw::Spot);
         assert_eq!(
             draw_of(&r("aml-online-deployment", None, None, None)),
-            Draw::AzureMl
+            Draw::AzureMl {
+                low_priority: false
+            }
+        );
+        let low = Resource {
+            priority: Some("low-priority".into()),
+            ..r("aml-compute-cluster", Some(true), Some(4), Some(4))
+        };
+        assert_eq!(draw_of(&low), Draw::AzureMl { low_priority: true });
+        assert_eq!(nodes_of(&low), Ok(4));
+        assert_eq!(
+            nodes_of(&r("aml-compute-cluster", Some(true), None, Some(1))),
+            Ok(1)
+        );
+        assert!(nodes_of(&r("aml-compute-cluster", None, None, None)).is_err());
+        assert_eq!(
+            nodes_of(&r("aml-compute-instance", None, None, None)),
+            Ok(1)
+        );
+        assert_eq!(
+            nodes_of(&r("aml-online-deployment", Some(true), Some(5), Some(2))),
+            Ok(5)
+        );
+        assert_eq!(
+            nodes_of(&r("aml-online-deployment", Some(false), Some(5), Some(2))),
+            Ok(2)
+        );
+        assert_eq!(
+            nodes_of(&r("aml-online-deployment", None, None, None)),
+            Err("aml-online-deployment x declares no instance count (instance_count)".into())
         );
         assert_eq!(draw_of(&r("k8s-workload", None, None, None)), Draw::Nothing);
     }
@@ -910,6 +1192,30 @@ mod tests {
         assert_eq!(
             fields(quota(&s("Standard_NV6"), &s("eastus"))),
             sorted(QUOTA_FIELDS)
+        );
+    }
+
+    #[test]
+    fn declared_in_run_ids_of_every_spelling() {
+        assert_eq!(run_id("standardNVFamily"), "standardnv");
+        assert_eq!(run_id("Standard NV Family"), "standardnv");
+        assert_eq!(run_id("CORES"), "cores");
+        assert_eq!(run_id("lowprioritycores"), "lowPriorityCores");
+        assert_eq!(run_id("ml:standardNCFamily"), "ml:standardnc");
+        assert_eq!(run_id("ML:Standard NC Family"), "ml:standardnc");
+        assert_eq!(
+            run_id("ml:lowpriority:standardNCFamily"),
+            "ml:lowPriority:standardnc"
+        );
+        assert_eq!(run_id("ml:cores"), "ml:cores");
+        assert_eq!(run_id("ml:LowPriorityCores"), "ml:lowPriorityCores");
+        assert_eq!(
+            Counter::MlFamily("standardnc", true).id(),
+            run_id("ml:lowPriority:StandardNCFamily")
+        );
+        assert_eq!(
+            Counter::Family("standardnv").id(),
+            run_id("standardNVFamily")
         );
     }
 

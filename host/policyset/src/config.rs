@@ -331,7 +331,7 @@ impl Config {
             let Some(a) = a.as_object() else {
                 return Err(fail(
                     "/azure",
-                    "`azure` must be a mapping with `skus` and/or `usage`".into(),
+                    "`azure` must be a mapping with `skus`, `usage` and/or `mlUsage`".into(),
                 ));
             };
             for (k, v) in a {
@@ -365,10 +365,27 @@ impl Config {
                             cfg.context.usage.push((region.clone(), base.join(file)));
                         }
                     }
+                    "mlUsage" => {
+                        let what = "`azure.mlUsage` must map each region to its `az ml compute list-usage --location REGION -o json` output";
+                        let m = v
+                            .as_object()
+                            .ok_or_else(|| fail("/azure/mlUsage", what.into()))?;
+                        for (region, file) in m {
+                            let ptr = format!("/azure/mlUsage/{region}");
+                            if region::region(region).is_none() {
+                                return Err(fail(
+                                    &ptr,
+                                    format!("`{region}` is not a known Azure region"),
+                                ));
+                            }
+                            let file = file.as_str().ok_or_else(|| fail(&ptr, what.into()))?;
+                            cfg.context.ml_usage.push((region.clone(), base.join(file)));
+                        }
+                    }
                     _ => {
                         return Err(fail(
                             &format!("/azure/{k}"),
-                            format!("unknown key `azure.{k}`; expected skus or usage"),
+                            format!("unknown key `azure.{k}`; expected skus, usage or mlUsage"),
                         ));
                     }
                 }

@@ -12,7 +12,7 @@
 
 use computeguard_decode::{Document, decode_json, decode_yaml};
 use computeguard_engine::PolicyContext;
-use computeguard_policy_core::azure::{ShapeError, parse_skus, parse_usage};
+use computeguard_policy_core::azure::{ShapeError, parse_ml_usage, parse_skus, parse_usage};
 use computeguard_policy_core::catalog::overlay;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -29,6 +29,9 @@ pub struct ContextFiles {
     pub skus: Vec<PathBuf>,
     /// Per region, `az vm list-usage --location REGION -o json` or a Usage - List body.
     pub usage: Vec<(String, PathBuf)>,
+    /// Per region, `az ml compute list-usage --location REGION -o json` or an Azure ML
+    /// Usages - List body (Microsoft.MachineLearningServices).
+    pub ml_usage: Vec<(String, PathBuf)>,
     /// Digests (`sha256:<hex>`) files must have when they are read: an overlay pulled from
     /// a registry is pinned to the layer digest that was verified (signature included).
     pub pins: Vec<(PathBuf, String)>,
@@ -37,7 +40,10 @@ pub struct ContextFiles {
 impl ContextFiles {
     /// True when the configuration names no context at all.
     pub fn is_empty(&self) -> bool {
-        self.catalog.is_empty() && self.skus.is_empty() && self.usage.is_empty()
+        self.catalog.is_empty()
+            && self.skus.is_empty()
+            && self.usage.is_empty()
+            && self.ml_usage.is_empty()
     }
 }
 
@@ -50,7 +56,8 @@ pub struct LoadedContext {
     pub overlay_sizes: usize,
     /// Virtual machine SKU entries read from the SKU lists (one per size and region).
     pub sku_entries: usize,
-    /// Regions with usage, as the configuration names them.
+    /// Regions with usage, as the configuration names them: compute usage (`azure.usage`),
+    /// then those with only Azure ML usage (`azure.mlUsage`).
     pub usage_regions: Vec<String>,
     /// The SKU lists were given: `sku-available-in-region` can judge.
     pub has_skus: bool,
@@ -306,6 +313,17 @@ pub fn load(files: &ContextFiles) -> Result<Option<LoadedContext>, ContextLoadEr
             Err(e) => problems.push(shape_problem(path, &decode(path, &text)?, &e)),
         }
     }
+    let mut ml_usage = Map::new();
+    for (region, path) in &files.ml_usage {
+        let text = read("Azure ML usage list", path)?;
+        let value = fast_json(path, &text)?;
+        match parse_ml_usage(&value) {
+            Ok(_) => {
+                ml_usage.insert(region.clone(), value);
+            }
+            Err(e) => problems.push(shape_problem(path, &decode(path, &text)?, &e)),
+        }
+    }
     if !problems.is_empty() {
         return Err(ContextLoadError::Invalid { problems });
     }
@@ -314,7 +332,7 @@ pub fn load(files: &ContextFiles) -> Result<Option<LoadedContext>, ContextLoadEr
         top.insert("catalog".into(), Value::Array(catalog));
     }
     let has_skus = !files.skus.is_empty();
-    if has_skus || !usage.is_empty() {
+    if has_skus || !usage.is_empty() || !ml_usage.is_empty() {
         let mut azure = Map::new();
         if has_skus {
             azure.insert("skus".into(), Value::Array(skus));
@@ -322,13 +340,26 @@ pub fn load(files: &ContextFiles) -> Result<Option<LoadedContext>, ContextLoadEr
         if !usage.is_empty() {
             azure.insert("usage".into(), Value::Object(usage));
         }
+        if !ml_usage.is_empty() {
+            azure.insert("mlUsage".into(), Value::Object(ml_usage));
+        }
         top.insert("azure".into(), Value::Object(azure));
     }
     Ok(Some(LoadedContext {
         context: PolicyContext::new(Value::Object(top).to_string()),
         overlay_sizes,
         sku_entries,
-        usage_regions: files.usage.iter().map(|(r, _)| r.clone()).collect(),
+        usage_regions: files
+            .usage
+            .iter()
+            .chain(
+                files
+                    .ml_usage
+                    .iter()
+                    .filter(|(r, _)| !files.usage.iter().any(|(u, _)| u == r)),
+            )
+            .map(|(r, _)| r.clone())
+            .collect(),
         has_skus,
     }))
 }
@@ -422,6 +453,50 @@ mod tests {
         assert!(
             err.to_string().contains("changed after it was verified"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn azure_ml_usage_is_checked_and_passed_as_ml_usage() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let good = dir.path().join("ml.json");
+        std::fs::write(
+            &good,
+            r#"{"value": [{"id": "/subscriptions/0/usages/Standard_NC_Family_Cluster_Dedicated_vCPUs",
+  "type": "Microsoft.MachineLearningServices/vmFamily/usages", "currentValue": 12, "limit": 24,
+  "name": {"value": "Standard NC Family Cluster Dedicated vCPUs"}}]}"#,
+        )
+        .expect("write");
+        let loaded = load(&ContextFiles {
+            ml_usage: vec![("eastus".into(), good.clone())],
+            ..ContextFiles::default()
+        })
+        .expect("valid")
+        .expect("some");
+        let v: Value = serde_json::from_str(loaded.context.json()).expect("json");
+        assert_eq!(
+            v["azure"]["mlUsage"]["eastus"]["value"][0]["limit"],
+            serde_json::json!(24)
+        );
+        assert_eq!(loaded.usage_regions, ["eastus"]);
+        computeguard_policy_core::context::parse(loaded.context.json())
+            .expect("the policy reads it");
+        // A compute usage list (no `type`) given as Azure ML usage: file, line, what it is.
+        let bad = dir.path().join("vm-usage.json");
+        std::fs::write(
+            &bad,
+            "{\"value\": [\n  {\"limit\": 48, \"currentValue\": 0,\n   \"name\": {\"value\": \"standardNCFamily\"}}]}\n",
+        )
+        .expect("write");
+        let err = load(&ContextFiles {
+            ml_usage: vec![("eastus".into(), bad.clone())],
+            ..ContextFiles::default()
+        })
+        .expect_err("refused");
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!("{}:2: ", bad.display())) && text.contains("parse_usage"),
+            "{text}"
         );
     }
 

@@ -78,6 +78,7 @@ impl CliLoader {
             .chain(config.context.catalog.iter().cloned())
             .chain(config.context.skus.iter().cloned())
             .chain(config.context.usage.iter().map(|(_, p)| p.clone()))
+            .chain(config.context.ml_usage.iter().map(|(_, p)| p.clone()))
             .collect()
     }
 }
