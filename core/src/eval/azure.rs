@@ -545,7 +545,10 @@ impl AzureScope {
     /// (the functions then answer "not evaluated" without it, at no cost). `settings` may
     /// say what the whole change declares (`quota.declaredInRun`).
     pub(super) fn new(resources: &[Resource], settings: &serde_json::Value) -> Option<Self> {
-        let facts = context::azure()?;
+        // Nothing to sum without SKU or usage lists (an overlay-only context): the
+        // evaluation then costs what it costs without a context.
+        let facts = context::azure()
+            .filter(|f| f.availability.is_some() || f.quota.is_some() || f.ml_usage.is_some())?;
         let (parts, own) = demand_of(facts, resources);
         let mut demand = own.clone();
         raise_to_run(&mut demand, settings);

@@ -106,7 +106,7 @@ pub struct Config {
     pub context: crate::context::ContextFiles,
     /// Signature checks and registry settings for `oci://` references (`verify:`,
     /// `registries:`).
-    pub oci: crate::oci::OciConfig,
+    pub oci: crate::verify::OciConfig,
 }
 
 /// A problem in `computeguard.yaml`, with its file and line, and what was expected.
@@ -297,7 +297,7 @@ impl Config {
                     _ => return Err(fail(&ptr, what.into())),
                 };
                 cfg.policies.push(PolicyRef {
-                    // `oci://` references stay as written (crate::oci resolves them).
+                    // `oci://` references stay as written (the oci module resolves them).
                     path: if computeguard_oci::Reference::is_oci(&file) {
                         PathBuf::from(file)
                     } else {
@@ -326,7 +326,7 @@ impl Config {
                 })
                 .collect();
         }
-        cfg.oci = crate::oci::parse(root, base, &fail)?;
+        cfg.oci = crate::verify::parse(root, base, &fail)?;
         if let Some(a) = root.get("azure") {
             let Some(a) = a.as_object() else {
                 return Err(fail(

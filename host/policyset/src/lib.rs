@@ -21,6 +21,7 @@ pub mod context;
 pub mod load;
 pub mod oci;
 pub mod suggest;
+pub mod verify;
 pub mod webhook;
 
 pub use load::{LoadError, load_policies, load_policies_with_context};

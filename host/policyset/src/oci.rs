@@ -17,26 +17,14 @@
 //!   insecure: [registry.internal:5000]     # plain HTTP (loopback registries always are)
 //! ```
 
-use crate::config::{Config, ConfigError, PolicyRef};
+use crate::config::{Config, PolicyRef};
+pub use crate::verify::OciConfig;
 use computeguard_oci::artifact::Kind;
 use computeguard_oci::resolve::{Resolved, Resolver, Source, Trust};
 use computeguard_oci::sign::PublicKey;
 use computeguard_oci::{Cache, Client, ClientOptions, Reference};
-use serde_json::{Map, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// The `verify:` and `registries:` sections.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OciConfig {
-    /// Trusted public keys (PEM), resolved against the configuration's directory.
-    pub keys: Vec<PathBuf>,
-    /// Glob patterns of the references that must be signed (all of them when empty and
-    /// keys are given).
-    pub require: Vec<String>,
-    /// Registries reached over plain HTTP besides loopback ones.
-    pub insecure: Vec<String>,
-}
 
 /// An `oci://` reference that could not be used: the reference and the reason.
 #[derive(Debug, thiserror::Error)]
@@ -70,80 +58,6 @@ pub fn metrics_text() -> String {
         ));
     }
     s
-}
-
-/// Reads `verify:` and `registries:` (called by [`Config::parse`]).
-pub(crate) fn parse(
-    root: &Map<String, Value>,
-    base: &Path,
-    fail: &dyn Fn(&str, String) -> ConfigError,
-) -> Result<OciConfig, ConfigError> {
-    let mut out = OciConfig::default();
-    let list = |v: &Value, ptr: &str, what: &str| -> Result<Vec<String>, ConfigError> {
-        v.as_array()
-            .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect())
-            .ok_or_else(|| fail(ptr, format!("`{what}` must be a list of strings")))
-    };
-    if let Some(v) = root.get("verify") {
-        let m = v.as_object().ok_or_else(|| {
-            fail(
-                "/verify",
-                "`verify` must be a mapping with `keys` and `require`".into(),
-            )
-        })?;
-        for (k, v) in m {
-            match k.as_str() {
-                "keys" => {
-                    out.keys = list(v, "/verify/keys", "verify.keys")?
-                        .iter()
-                        .map(|k| base.join(k))
-                        .collect()
-                }
-                "require" => {
-                    out.require = list(v, "/verify/require", "verify.require")?;
-                    for (i, p) in out.require.iter().enumerate() {
-                        globset::Glob::new(p).map_err(|e| {
-                            fail(&format!("/verify/require/{i}"), format!("`{p}`: {e}"))
-                        })?;
-                    }
-                }
-                _ => {
-                    return Err(fail(
-                        &format!("/verify/{k}"),
-                        format!("unknown key `verify.{k}`; expected keys or require"),
-                    ));
-                }
-            }
-        }
-        if !out.require.is_empty() && out.keys.is_empty() {
-            return Err(fail(
-                "/verify",
-                "`verify.require` names references that must be signed, but `verify.keys` names no key to check them with".into(),
-            ));
-        }
-    }
-    if let Some(v) = root.get("registries") {
-        let m = v.as_object().ok_or_else(|| {
-            fail(
-                "/registries",
-                "`registries` must be a mapping with `insecure`".into(),
-            )
-        })?;
-        for (k, v) in m {
-            match k.as_str() {
-                "insecure" => {
-                    out.insecure = list(v, "/registries/insecure", "registries.insecure")?
-                }
-                _ => {
-                    return Err(fail(
-                        &format!("/registries/{k}"),
-                        format!("unknown key `registries.{k}`; expected insecure"),
-                    ));
-                }
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// Whether a configured path is an OCI reference.
