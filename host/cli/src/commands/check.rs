@@ -212,7 +212,11 @@ fn not_evaluated(config: &crate::config::Config, report: &Report) -> Option<Stri
             context.skus.is_empty(),
             "azure.skus",
         ),
-        ("quota-sufficient", context.usage.is_empty(), "azure.usage"),
+        (
+            "quota-sufficient",
+            context.usage.is_empty() && context.ml_usage.is_empty(),
+            "azure.usage",
+        ),
     ];
     let missing: Vec<(&str, &str)> = wanted
         .iter()
