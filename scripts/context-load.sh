@@ -30,7 +30,7 @@ cp examples/azure/eastus-usage.json "$work/full/"
 printf 'asOf: 2026-11-22\ncatalog: [overlay.yaml]\nazure:\n  skus: [skus.json]\n  usage:\n    eastus: eastus-usage.json\n' \
   > "$work/full/computeguard.yaml"
 body=examples/embed-cases/contract/admission-review-gpu-pod.json
-printf '%-8s %5s %9s %9s %9s %12s %10s\n' context round "req/s" "p50 ms" "p99 ms" "CPU µs/req" "RSS"
+printf '%-8s %5s %9s %9s %9s %12s %8s %10s\n' context round "req/s" "p50 ms" "p99 ms" "CPU µs/req" "faults" "RSS"
 for round in $(seq 1 "$rounds"); do
   for ctx in none full; do
     dir=""
@@ -43,8 +43,9 @@ for round in $(seq 1 "$rounds"); do
     read -r p50 p99 < <(sed -n 's/.*p50 \([0-9.]*\)  p90 [0-9.]*  p99 \([0-9.]*\).*/\1 \2/p' <<<"$out")
     cpu=$(sed -n 's/server CPU per request: \([0-9]*\) us.*/\1/p' <<<"$out")
     rss=$(sed -n 's/server RSS: \([0-9]* kB\).*/\1/p' <<<"$out")
+    faults=$(sed -n 's/server minor page faults per request: \([0-9]*\).*/\1/p' <<<"$out")
     wrong=$(sed -n 's/.*wrong verdicts \([0-9]*\).*/\1/p' <<<"$out")
-    printf '%-8s %5s %9s %9s %9s %12s %10s%s\n' "$ctx" "$round" "$rps" "$p50" "$p99" "$cpu" "$rss" \
+    printf '%-8s %5s %9s %9s %9s %12s %8s %10s%s\n' "$ctx" "$round" "$rps" "$p50" "$p99" "$cpu" "$faults" "$rss" \
       "$([ "${wrong:-0}" = 0 ] || echo "  ($wrong wrong verdicts)")"
   done
 done

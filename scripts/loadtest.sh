@@ -32,13 +32,17 @@ start_server 18443
 # Warm-up (connections, caches), then the measured run.
 "$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate 500 --seconds 2 --connections "$CONNS" >/dev/null
 cpu() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }   # utime + stime, clock ticks
+faults() { awk '{print $10}' "/proc/$SERVER/stat"; }       # minor page faults
 before=$(cpu)
+faults_before=$(faults)
 body=()
 [ -n "${LOADTEST_BODY:-}" ] && body=(--body "$LOADTEST_BODY")
 # LOADGEN_ARGS: more load generator flags (e.g. --check).
 read -r -a extra <<<"${LOADGEN_ARGS:-}"
 "$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate "$RATE" --seconds "$SECONDS_" --connections "$CONNS" "${body[@]}" "${extra[@]}" | tee "$WORK/run.txt"
 after=$(cpu)
+faults_after=$(faults)
 sent=$(awk '/^sent/ {print $2}' "$WORK/run.txt")
 echo "server CPU per request: $(( (after - before) * 1000000 / $(getconf CLK_TCK) / sent )) us (utime+stime over $sent requests)"
+echo "server minor page faults per request: $(( (faults_after - faults_before) / sent ))"
 echo "server RSS: $(awk '/VmRSS/ {print $2, $3}' /proc/$SERVER/status) (peak $(awk '/VmHWM/ {print $2, $3}' /proc/$SERVER/status))"

@@ -252,7 +252,72 @@ fn compact_skus(v: &Value) -> Value {
             }
         }
     }
+    for entry in &mut merged {
+        if let Some(Value::Array(list)) = entry.get_mut("restrictions") {
+            *list = merge_restrictions(std::mem::take(list));
+        }
+    }
     Value::Array(merged.into_iter().map(Value::Object).collect())
+}
+
+/// Restrictions of one size that differ only in the regions they cover become one
+/// restriction covering all those regions (`values` and `restrictionInfo.locations`
+/// joined): Azure lists one per region, so a full list repeats the same
+/// NotAvailableForSubscription restriction dozens of times. What each region and zone is
+/// restricted by stays the same.
+fn merge_restrictions(list: Vec<Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    for r in list {
+        let key = {
+            let mut k = r.clone();
+            if let Some(o) = k.as_object_mut() {
+                o.remove("values");
+                if let Some(Value::Object(info)) = o.get_mut("restrictionInfo") {
+                    info.remove("locations");
+                }
+            }
+            k.to_string()
+        };
+        match keys.iter().position(|k| *k == key) {
+            Some(i) => {
+                let Some(into) = out.get_mut(i).and_then(Value::as_object_mut) else {
+                    continue;
+                };
+                let regions = |v: &Value, ptr: &str| -> Vec<Value> {
+                    v.pointer(ptr)
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default()
+                };
+                for (field, ptr) in [
+                    ("values", "/values"),
+                    ("locations", "/restrictionInfo/locations"),
+                ] {
+                    let more = regions(&r, ptr);
+                    let target = if field == "values" {
+                        into.get_mut("values")
+                    } else {
+                        into.get_mut("restrictionInfo")
+                            .and_then(Value::as_object_mut)
+                            .and_then(|info| info.get_mut("locations"))
+                    };
+                    if let Some(Value::Array(have)) = target {
+                        for region in more {
+                            if !have.contains(&region) {
+                                have.push(region);
+                            }
+                        }
+                    }
+                }
+            }
+            None => {
+                keys.push(key);
+                out.push(r);
+            }
+        }
+    }
+    out
 }
 
 /// Reads and checks every context file; none when there are none.
@@ -403,22 +468,27 @@ mod tests {
                     else { serde_json::json!([]) },
                 "capabilities": [{"name": "GPUs", "value": "1"}]})
         };
-        let v = Value::Array(vec![entry("eastus", false), entry("westus", true)]);
+        let v = Value::Array(vec![
+            entry("eastus", false),
+            entry("westus", true),
+            entry("northeurope", true),
+        ]);
         let compact = compact_skus(&v);
         assert_eq!(
             compact,
             serde_json::json!([{"resourceType": "virtualMachines", "name": "Standard_NV6",
-                "family": "standardNVFamily", "locations": ["eastus", "westus"],
-                "locationInfo": [{"location": "eastus", "zones": ["1"]}, {"location": "westus", "zones": ["1"]}],
-                "restrictions": [{"type": "Location", "values": ["westus"],
-                    "restrictionInfo": {"locations": ["westus"]}, "reasonCode": "NotAvailableForSubscription"}],
+                "family": "standardNVFamily", "locations": ["eastus", "westus", "northeurope"],
+                "locationInfo": [{"location": "eastus", "zones": ["1"]}, {"location": "westus", "zones": ["1"]},
+                                 {"location": "northeurope", "zones": ["1"]}],
+                "restrictions": [{"type": "Location", "values": ["westus", "northeurope"],
+                    "restrictionInfo": {"locations": ["westus", "northeurope"]}, "reasonCode": "NotAvailableForSubscription"}],
                 "capabilities": [{"name": "GPUs", "value": "1"}]}])
         );
         // The rules get the same answers from the compact list as from the original.
         use computeguard_policy_core::azure::{Availability, OfferAnswer};
         let full = Availability::new(parse_skus(&v).expect("full"));
         let small = Availability::new(parse_skus(&compact).expect("compact"));
-        for region in ["eastus", "westus", "northeurope"] {
+        for region in ["eastus", "westus", "northeurope", "westeurope"] {
             assert_eq!(
                 full.offer("standard_nv6", region, &[]),
                 small.offer("standard_nv6", region, &[]),
@@ -498,6 +568,61 @@ mod tests {
             text.starts_with(&format!("{}:2: ", bad.display())) && text.contains("parse_usage"),
             "{text}"
         );
+    }
+
+    /// The real eastus2 response (292 SKUs, 119 restrictions), listed for three regions as a
+    /// full `--all` output lists it: the compact list answers every size, region and zone
+    /// exactly as the original.
+    #[test]
+    fn the_compact_list_answers_the_real_response_as_the_original() {
+        use computeguard_policy_core::azure::Availability;
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/corpus/azure-context/skus-recording-java-eastus2-2020-canListSkusByRegion.json"
+        );
+        let record: Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("corpus")).expect("json");
+        let body: Value = serde_json::from_str(
+            record["networkCallRecords"][0]["Response"]["Body"]
+                .as_str()
+                .expect("body"),
+        )
+        .expect("body json");
+        let regions = ["eastus2", "westus", "northeurope"];
+        let text = body["value"].to_string();
+        let all: Vec<Value> = regions
+            .iter()
+            .flat_map(|r| {
+                let moved: Value =
+                    serde_json::from_str(&text.replace("\"eastus2\"", &format!("\"{r}\"")))
+                        .expect("moved");
+                moved.as_array().cloned().unwrap_or_default()
+            })
+            .collect();
+        let full_list = Value::Array(all);
+        let compact = compact_skus(&full_list);
+        assert!(
+            compact.to_string().len() * 4 < full_list.to_string().len(),
+            "much smaller"
+        );
+        let full = Availability::new(parse_skus(&full_list).expect("full"));
+        let small = Availability::new(parse_skus(&compact).expect("compact"));
+        let zones: Vec<Vec<String>> = vec![vec![], vec!["1".into()], vec!["2".into(), "3".into()]];
+        let mut checked = 0;
+        for entry in compact.as_array().expect("list") {
+            let name = entry["name"].as_str().expect("name");
+            for region in regions.iter().chain(&["westeurope"]) {
+                for z in &zones {
+                    assert_eq!(
+                        full.offer(name, region, z),
+                        small.offer(name, region, z),
+                        "{name} {region} {z:?}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 2_000, "{checked}");
     }
 
     #[test]
