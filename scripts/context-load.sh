@@ -3,7 +3,8 @@
 # review, closed loop at CONNECTIONS over TLS, against `computeguard serve` with the default
 # configuration and with a full-size `az vm list-skus --all` output as context (the real
 # eastus2 response repeated for every region, scripts/make-full-skus.py; ~18,000 entries,
-# 35 MB) plus the overlay `catalog import` makes of it and a real usage list. Interleaved
+# 35 MB) plus the overlay `catalog import` makes of it and a real usage list, and with the
+# overlay alone. Interleaved
 # rounds; one line per run: requests/s, latency, server CPU per request, RSS, start time.
 #
 #   scripts/context-load.sh [SECONDS] [ROUNDS] [CONNECTIONS]    (defaults: 10 3 16)
@@ -29,12 +30,16 @@ python3 scripts/make-full-skus.py "$work/full/skus.json"
 cp examples/azure/eastus-usage.json "$work/full/"
 printf 'asOf: 2026-11-22\ncatalog: [overlay.yaml]\nazure:\n  skus: [skus.json]\n  usage:\n    eastus: eastus-usage.json\n' \
   > "$work/full/computeguard.yaml"
+# The overlay alone (no SKU or usage lists): what a bigger catalog costs by itself.
+mkdir -p "$work/overlay"
+cp "$work/full/overlay.yaml" "$work/overlay/"
+printf 'asOf: 2026-11-22\ncatalog: [overlay.yaml]\n' > "$work/overlay/computeguard.yaml"
 body=examples/embed-cases/contract/admission-review-gpu-pod.json
 printf '%-8s %5s %9s %9s %9s %12s %8s %10s\n' context round "req/s" "p50 ms" "p99 ms" "CPU µs/req" "faults" "RSS"
 for round in $(seq 1 "$rounds"); do
-  for ctx in none full; do
+  for ctx in none overlay full; do
     dir=""
-    [ "$ctx" = full ] && dir=$work/full
+    [ "$ctx" != none ] && dir=$work/$ctx
     # A warm artifact cache per context, as a deployed replica starts: the first round
     # compiles and pre-initialises, the later ones load the snapshot.
     out=$(LOADTEST_CONFIG_DIR=$dir LOADTEST_CACHE=$work/cache-$ctx LOADTEST_BODY=$body \
