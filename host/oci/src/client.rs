@@ -310,6 +310,30 @@ impl Client {
             })?
     }
 
+    /// PUTs `bytes` of `content_type` to `url` with push rights; the registry's answer.
+    async fn put(
+        &self,
+        r: &Reference,
+        url: String,
+        content_type: &'static str,
+        bytes: &[u8],
+        what: &str,
+    ) -> Result<Answer> {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        self.request(
+            r,
+            Method::PUT,
+            url,
+            headers,
+            Bytes::copy_from_slice(bytes),
+            true,
+            MAX_SMALL_ANSWER_BYTES,
+            what,
+        )
+        .await
+    }
+
     /// A request to `registry` for `repository` with auth (a token or Basic, fetched on
     /// a challenge) and redirects followed (without the registry's credentials on
     /// another host).
@@ -765,22 +789,8 @@ impl Client {
         };
         let sep = if loc.contains('?') { '&' } else { '?' };
         let url = format!("{loc}{sep}digest={}", encode(digest.as_str()));
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/octet-stream"),
-        );
         let a = self
-            .request(
-                r,
-                Method::PUT,
-                url,
-                headers,
-                Bytes::copy_from_slice(bytes),
-                true,
-                MAX_SMALL_ANSWER_BYTES,
-                &what,
-            )
+            .put(r, url, "application/octet-stream", bytes, &what)
             .await?;
         if a.status != StatusCode::CREATED {
             return Err(Self::fail(&what, &a));
@@ -798,28 +808,12 @@ impl Client {
     ) -> Result<Digest> {
         let digest = Digest::of(bytes);
         let what = format!("put manifest {}:{reference}", r.repository_name());
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static(media::OCI_MANIFEST),
-        );
         let url = format!(
             "{}/v2/{}/manifests/{reference}",
             self.base(&r.registry),
             r.repository
         );
-        let a = self
-            .request(
-                r,
-                Method::PUT,
-                url,
-                headers,
-                Bytes::copy_from_slice(bytes),
-                true,
-                MAX_SMALL_ANSWER_BYTES,
-                &what,
-            )
-            .await?;
+        let a = self.put(r, url, media::OCI_MANIFEST, bytes, &what).await?;
         if !a.status.is_success() {
             return Err(Self::fail(&what, &a));
         }
