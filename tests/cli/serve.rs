@@ -12,7 +12,8 @@ use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-fn certs(dir: &Path) -> CertificateDer<'static> {
+/// Writes `tls.crt` and `tls.key` (for `localhost`) into `dir`; returns the CA.
+pub(crate) fn certs(dir: &Path) -> CertificateDer<'static> {
     use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
     let ca_key = KeyPair::generate().expect("key");
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("params");
@@ -49,7 +50,8 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-fn review(uid: &str) -> Vec<u8> {
+/// An AdmissionReview of an inference pod on `Standard_ND96isr_H100_v5`, posted as `uid`.
+pub(crate) fn review(uid: &str) -> Vec<u8> {
     let pod = json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "serve", "namespace": "ml", "labels": {"computeguard.io/workload": "inference"}},
         "spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5"},
@@ -61,6 +63,18 @@ fn review(uid: &str) -> Vec<u8> {
             "namespace": "ml", "name": "serve", "operation": "CREATE", "object": pod}}),
     )
     .expect("json")
+}
+
+/// The lines the child writes to its standard error, as they come.
+fn follow(child: &mut Child) -> mpsc::Receiver<String> {
+    let (tx, logs) = mpsc::channel::<String>();
+    let stderr = child.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    logs
 }
 
 fn signal(child: &Child, sig: &str) {
@@ -94,13 +108,7 @@ fn serve_runs_from_the_config_reloads_on_sighup_and_drains_on_sigterm() {
         .spawn()
         .expect("spawn serve");
     // Collect the JSON log lines as they come.
-    let (tx, logs) = mpsc::channel::<String>();
-    let stderr = child.stderr.take().expect("stderr");
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let logs = follow(&mut child);
     let mut seen: Vec<String> = Vec::new();
     let wait_log = |seen: &mut Vec<String>, needle: &str| -> bool {
         let deadline = Instant::now() + Duration::from_secs(120);
@@ -313,13 +321,7 @@ fn serve_reloads_the_catalog_overlay_and_keeps_the_previous_one_when_it_breaks()
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn serve");
-    let (tx, logs) = mpsc::channel::<String>();
-    let stderr = child.stderr.take().expect("stderr");
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let logs = follow(&mut child);
     let mut seen: Vec<String> = Vec::new();
     let mut wait_log = |needle: &str| -> bool {
         let deadline = Instant::now() + Duration::from_secs(120);

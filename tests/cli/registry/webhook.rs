@@ -1,50 +1,17 @@
 //! `computeguard serve` as a process for the registry tests: a TLS certificate, the
 //! server started from a `computeguard.yaml`, AdmissionReviews posted, `/metrics` read,
-//! signals sent, and the JSON log lines followed. The same patterns as tests/cli/serve.rs.
+//! signals sent, and the JSON log lines followed. The certificate and the AdmissionReview are tests/cli/serve.rs's.
 
 use crate::computeguard;
+use crate::serve::{certs, review};
 use computeguard_server::client::{CertificateDer, Connection, tls_config};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-/// Writes `tls.crt` and `tls.key` (for `localhost`) into `dir`; returns the CA.
-fn certs(dir: &Path) -> CertificateDer<'static> {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
-    let ca_key = KeyPair::generate().expect("key");
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("params");
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).expect("ca");
-    let issuer = Issuer::new(ca_params, ca_key);
-    let key = KeyPair::generate().expect("key");
-    let leaf = CertificateParams::new(vec!["localhost".to_string()])
-        .expect("params")
-        .signed_by(&key, &issuer)
-        .expect("leaf");
-    std::fs::write(dir.join("tls.crt"), leaf.pem()).expect("write");
-    std::fs::write(dir.join("tls.key"), key.serialize_pem()).expect("write");
-    ca.der().clone()
-}
-
-/// An AdmissionReview of a pod on `Standard_ND96isr_H100_v5` (the size the overlays of
-/// these tests date).
-fn review(uid: &str) -> Vec<u8> {
-    let pod = json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "serve", "namespace": "ml", "labels": {"computeguard.io/workload": "inference"}},
-        "spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5"},
-            "tolerations": [{"key": "sku", "operator": "Exists"}],
-            "containers": [{"name": "m", "image": "busybox:1.36", "resources": {"limits": {"nvidia.com/gpu": 8}}}]}});
-    serde_json::to_vec(
-        &json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-        "request": {"uid": uid, "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "namespace": "ml", "name": "serve", "operation": "CREATE", "object": pod}}),
-    )
-    .expect("json")
-}
 
 /// A running `computeguard serve --log-format json`, killed when dropped.
 pub struct Webhook {
