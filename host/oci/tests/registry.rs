@@ -84,7 +84,7 @@ fn resolver(cache: &std::path::Path, keys: Vec<PublicKey>, require: &[&str]) -> 
 
 #[test]
 fn push_then_pull_by_tag_and_by_digest() {
-    let Some(reg) = Registry::start() else { return };
+    let reg = Registry::start();
     let wasm = component();
     let (r, d) = push(&reg, "policies/gpu:1.0", Kind::Component, wasm.clone());
     let pulled = block(client().pull_artifact(&r)).unwrap();
@@ -116,7 +116,7 @@ fn push_then_pull_by_tag_and_by_digest() {
 
 #[test]
 fn a_tampered_blob_and_a_wrong_pin_are_refused() {
-    let Some(reg) = Registry::start() else { return };
+    let reg = Registry::start();
     let (r, d) = push(&reg, "packs/t:1", Kind::Pack, b"name: tampered\n".to_vec());
     let cache = tempfile::tempdir().unwrap();
     let res = resolver(cache.path(), vec![], &[]);
@@ -141,9 +141,7 @@ fn a_tampered_blob_and_a_wrong_pin_are_refused() {
 
 #[test]
 fn signatures_missing_by_another_key_and_good_and_the_cache_when_unreachable() {
-    let Some(mut reg) = Registry::start() else {
-        return;
-    };
+    let mut reg = Registry::start();
     let keys = tempfile::tempdir().unwrap();
     let (signer, public) = keypair(keys.path(), "team");
     let (other, _) = keypair(keys.path(), "other");
@@ -237,13 +235,9 @@ fn skopeo(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn skopeo_reads_what_computeguard_pushed_and_computeguard_pulls_what_skopeo_pushed() {
-    let Some(reg) = Registry::start() else { return };
-    if support::skopeo().is_none() {
-        eprintln!(
-            "SKIPPED: skopeo is not installed; scripts/test.sh installs it (apt-get install -y skopeo)"
-        );
-        return;
-    }
+    let reg = Registry::start();
+    support::skopeo()
+        .expect("skopeo is not installed; scripts/test.sh installs it (apt-get install -y skopeo)");
     let wasm = component();
     let (r, d) = push(&reg, "policies/interop:1", Kind::Component, wasm.clone());
     let src = format!("docker://{}/policies/interop:1", reg.addr);
