@@ -375,30 +375,32 @@ fn draw_of(r: &Resource) -> Draw {
 /// the CLI's default of 1), a compute instance's one, an online deployment's instance
 /// count (its maximum when it autoscales to more).
 fn nodes_of(r: &Resource) -> Result<u64, String> {
-    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+    // A negative count is not a count of nothing: it cannot be judged.
+    let count = |n: i64| {
+        u64::try_from(n).map_err(|_| format!("{} declares a negative node count ({n})", r.display))
+    };
     let none = |what: &str| Err(format!("{} declares no {what}", r.display));
     match r.kind.as_str() {
         "vm" | "aml-compute-instance" => Ok(1),
         "aml-compute-cluster" => r.max_nodes.or(r.instance_count).map_or_else(
             || none("maximum node count (max_instances / maxNodeCount / max_node_count)"),
-            |n| Ok(count(n)),
+            count,
         ),
         "aml-online-deployment" => {
             let max = r.max_nodes.filter(|_| r.autoscale == Some(true));
             match (r.instance_count, max) {
                 (None, None) => none("instance count (instance_count)"),
-                (n, m) => Ok(count(n.unwrap_or(0).max(m.unwrap_or(0)))),
+                (n, m) => count(n.unwrap_or(0).max(m.unwrap_or(0))),
             }
         }
         "vm-scale-set" => r
             .instance_count
-            .map(count)
-            .map_or_else(|| none("capacity (sku.capacity / instances)"), Ok),
+            .map_or_else(|| none("capacity (sku.capacity / instances)"), count),
         _ => match (r.autoscale, r.max_nodes, r.instance_count) {
-            (Some(true), Some(max), _) => Ok(count(max)),
+            (Some(true), Some(max), _) => count(max),
             (Some(true), None, _) => none("maximum node count (maxCount / max_count)"),
-            (_, _, Some(n)) => Ok(count(n)),
-            (None, Some(max), None) => Ok(count(max)),
+            (_, _, Some(n)) => count(n),
+            (None, Some(max), None) => count(max),
             _ => none("node count (count / node_count)"),
         },
     }
@@ -1131,6 +1133,11 @@ mod tests {
         assert_eq!(nodes_of(&r("vm-scale-set", None, None, Some(7))), Ok(7));
         assert!(nodes_of(&r("vm-scale-set", None, None, None)).is_err());
         assert_eq!(nodes_of(&r("vm", None, None, None)), Ok(1));
+        assert_eq!(
+            nodes_of(&r("aks-node-pool", Some(false), None, Some(-2))),
+            Err("aks-node-pool x declares a negative node count (-2)".into()),
+            "a negative count is unknown, not 0"
+        );
         let spot = Resource {
             priority: Some("spot".into()),
             ..r("aks-node-pool", None, None, Some(1))
