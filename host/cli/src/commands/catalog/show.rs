@@ -10,11 +10,10 @@ use serde_json::{Value, json};
 use std::io::Write as _;
 use std::path::PathBuf;
 
+/// Which overlays `show` and `list` apply: those `check` would (the configuration's
+/// `catalog:`), then `--catalog`.
 #[derive(clap::Args, Debug)]
-pub struct ShowArgs {
-    /// VM size name, any case, with or without `Standard_` (an alias shows its size).
-    #[arg(value_name = "SIZE")]
-    pub size: String,
+pub struct OverlayArgs {
     /// Catalog overlay to apply over the built-in catalog first (YAML or JSON), after the
     /// ones `computeguard.yaml` names in `catalog:`. Repeatable; a later one wins.
     #[arg(long = "catalog", value_name = "OVERLAY")]
@@ -23,11 +22,29 @@ pub struct ShowArgs {
     /// this directory or a parent, as `check` finds it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub limit: Limit,
+}
+
+impl OverlayArgs {
+    /// Reads, checks and installs the overlays (once, before any lookup).
+    fn install(&self) -> anyhow::Result<Vec<Loaded>> {
+        let mut paths = crate::load_config(self.config.as_ref())?.context.catalog;
+        paths.extend(self.catalog.iter().cloned());
+        input::install(&paths, self.limit)
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    /// VM size name, any case, with or without `Standard_` (an alias shows its size).
+    #[arg(value_name = "SIZE")]
+    pub size: String,
+    #[command(flatten)]
+    pub overlays: OverlayArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ListFormat,
-    #[command(flatten)]
-    pub limit: Limit,
 }
 
 #[derive(clap::Args, Debug)]
@@ -42,19 +59,11 @@ pub struct ListArgs {
     /// Only sizes with this status (`GA`, `retirement_announced`, `retired`; any case).
     #[arg(long, value_name = "S")]
     pub status: Option<String>,
-    /// Catalog overlay to apply over the built-in catalog first (YAML or JSON), after the
-    /// ones `computeguard.yaml` names in `catalog:`. Repeatable; a later one wins.
-    #[arg(long = "catalog", value_name = "OVERLAY")]
-    pub catalog: Vec<PathBuf>,
-    /// Configuration file whose `catalog:` overlays apply (default: `computeguard.yaml` in
-    /// this directory or a parent, as `check` finds it).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub overlays: OverlayArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ListFormat,
-    #[command(flatten)]
-    pub limit: Limit,
 }
 
 /// The rows of each size under its canonical name (not its aliases).
@@ -115,15 +124,8 @@ fn unknown(name: &str, overlays: bool) -> anyhow::Error {
     )
 }
 
-/// The overlays `check` would apply (the configuration's `catalog:`), then `--catalog`.
-fn overlays(config: Option<&PathBuf>, extra: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    let mut paths = crate::load_config(config)?.context.catalog;
-    paths.extend(extra.iter().cloned());
-    Ok(paths)
-}
-
 pub fn run_show(args: ShowArgs) -> anyhow::Result<Outcome> {
-    let loaded = input::install(&overlays(args.config.as_ref(), &args.catalog)?, args.limit)?;
+    let loaded = args.overlays.install()?;
     let mut out = std::io::stdout().lock();
     let f = catalog::sku(&args.size).ok_or_else(|| unknown(&args.size, !loaded.is_empty()))?;
     let builtin = !facts::added(f);
@@ -271,7 +273,7 @@ fn keep(f: &SkuFacts, args: &ListArgs) -> bool {
 }
 
 pub fn run_list(args: ListArgs) -> anyhow::Result<Outcome> {
-    input::install(&overlays(args.config.as_ref(), &args.catalog)?, args.limit)?;
+    let loaded = args.overlays.install()?;
     let mut out = std::io::stdout().lock();
     let rows: Vec<&SkuFacts> = sizes().filter(|f| keep(f, &args)).collect();
     match args.format {
@@ -350,10 +352,10 @@ pub fn run_list(args: ListArgs) -> anyhow::Result<Outcome> {
                 "{} sizes (catalog data as of {}{})",
                 rows.len(),
                 catalog::DATA_DATE,
-                if args.catalog.is_empty() {
+                if loaded.is_empty() {
                     String::new()
                 } else {
-                    format!(", with {} overlay(s)", args.catalog.len())
+                    format!(", with {} overlay(s)", loaded.len())
                 }
             );
         }
