@@ -22,13 +22,19 @@ expected="$cases_dir/expected.jsonl"
 as_of=2026-11-22 # must match asOf in $cases_dir/computeguard.yaml
 mkdir -p "$work/out"
 
-# The same command as scripts/test.sh runs, so that after it this is a no-op and
-# wasmtime is not compiled a second time with another feature set. It builds the
-# computeguard binary and the Rust example (both have integration tests).
-echo "== build (computeguard, examples/embed-rust)"
-cargo test --quiet --workspace --exclude computeguard-runtime --no-run
-computeguard="$target/debug/computeguard"
-embed_rust="$target/debug/embed-rust"
+# scripts/test.sh names the binaries its `cargo test` built (COMPUTEGUARD_BIN,
+# EMBED_RUST_BIN) and has removed the test harnesses by then: nothing to build here.
+# On its own, the script runs the same command as scripts/test.sh (so wasmtime is not
+# compiled a second time with another feature set), which builds both binaries.
+if [ -n "${COMPUTEGUARD_BIN:-}" ] && [ -n "${EMBED_RUST_BIN:-}" ]; then
+  computeguard=$COMPUTEGUARD_BIN
+  embed_rust=$EMBED_RUST_BIN
+else
+  echo "== build (computeguard, examples/embed-rust)"
+  cargo test --quiet --workspace --exclude computeguard-runtime --no-run
+  computeguard="$target/debug/computeguard"
+  embed_rust="$target/debug/embed-rust"
+fi
 for bin in "$computeguard" "$embed_rust"; do
   [ -x "$bin" ] || { echo "missing $bin after the build" >&2; exit 1; }
 done

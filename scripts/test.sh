@@ -19,6 +19,12 @@ if ! command -v docker-registry > /dev/null || ! command -v skopeo > /dev/null; 
   fi
 fi
 
+target=${CARGO_TARGET_DIR:-target}
+# CI's disk is finite (a run once died with ENOSPC in the packaging step): each stage
+# prints what the build holds and what is left.
+disk() { echo "disk: target $(du -sh "$target" 2> /dev/null | cut -f1), $(df -h --output=avail . | tail -1 | tr -d ' ') free"; }
+disk
+
 echo "== format"
 cargo fmt --all -- --check
 
@@ -33,13 +39,23 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude computeguard-runtime 
 echo "== tests"
 # The runtime is a wasm component (built by host/builtins); natively it is not linkable.
 cargo test --workspace --exclude computeguard-runtime
+disk
+# The steps below run the computeguard and embed-rust binaries, never a test harness
+# again: the harnesses (each links wasmtime; ~1 GB in all) go, and the scripts are told
+# the binaries are this run's (they build them only when run on their own).
+find "$target/debug/deps" -maxdepth 1 -type f -executable ! -name '*.*' -delete
+bin_dir=$(cd "$target/debug" && pwd)
+export COMPUTEGUARD_BIN="$bin_dir/computeguard" EMBED_RUST_BIN="$bin_dir/embed-rust"
+[ -x "$COMPUTEGUARD_BIN" ] && [ -x "$EMBED_RUST_BIN" ] || { echo "cargo test built no computeguard or embed-rust binary" >&2; exit 1; }
+disk
 
 echo "== the pre-commit hook, with the real pre-commit tool (PyPI)"
 scripts/test-pre-commit.sh
+disk
 
 echo "== the bundled examples check as documented (exit 1: they contain findings)"
 set +e
-cargo run --quiet -- check --config examples/computeguard.yaml examples/ > /dev/null
+"$COMPUTEGUARD_BIN" check --config examples/computeguard.yaml examples/ > /dev/null
 code=$?
 set -e
 if [ "$code" -ne 1 ]; then
@@ -49,11 +65,14 @@ fi
 
 echo "== embedding: the Rust, Node and Python hosts and the CLI agree (docs/embedding.md)"
 scripts/test-embedding.sh
+disk
 
 echo "== install without Rust: the PyPI wheel, pre-commit from it, the npm package (docs/install.md)"
 scripts/test-packages.sh
+disk
 
 echo "== the playground and the HTML report in headless Chromium (docs/playground.md)"
 scripts/test-playground.sh
+disk
 
 echo "all checks passed"

@@ -32,6 +32,10 @@ mod hostile;
 #[path = "e2e/held.rs"]
 mod held;
 
+// The plain-Pod fast path, in this binary rather than its own (each links wasmtime).
+#[path = "e2e/plain.rs"]
+mod plain;
+
 /// A loader driven by a JSON file `{"levels": {...}, "webhook": {...}, "runaway": bool,
 /// "hostile": bool}`,
 /// re-read on every load, so tests can change it and trigger reloads.

@@ -1,5 +1,5 @@
 //! `hostile`: a policy that misbehaves on request, for the sandbox tests
-//! (`host/engine/tests/hostile.rs`, `host/server/tests/hostile.rs`). Never load it
+//! (`host/engine/tests/engine/hostile.rs`, `host/server/tests/e2e/hostile.rs`). Never load it
 //! anywhere else.
 //!
 //! The document's annotation (or label, or top-level field) `hostile.computeguard.io/act`

@@ -184,7 +184,7 @@ fn rule_ids_and_paths_are_checked() -> anyhow::Result<()> {
 #[test]
 fn the_engine_passes_a_policy_patch_on_as_data_only() -> anyhow::Result<()> {
     // The engine does not apply patches; the webhook refuses policy patches (tested
-    // in host/server/tests/hostile.rs).
+    // in host/server/tests/e2e/hostile.rs).
     let response = evaluate("patch")?.map_err(|e| anyhow::anyhow!("{e}"))?;
     assert!(response.patch.is_some_and(|p| p.contains("privileged")));
     Ok(())
