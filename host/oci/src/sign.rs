@@ -194,6 +194,22 @@ pub fn encrypt_cosign_key(
     Ok(pem)
 }
 
+/// Why a decrypted cosign key is refused. cosign encrypts a PKCS#8 key; one holding a
+/// SEC1 EC key (`openssl ecparam -genkey` output encrypted by hand, or an old import)
+/// is refused by cosign's own loader as well, so it is named as such rather than as a
+/// wrong curve.
+fn decrypted_not_pkcs8(plain: &[u8], e: p256::pkcs8::Error) -> String {
+    if p256::SecretKey::from_sec1_der(plain).is_ok() {
+        return "the password is right, but the decrypted key is a SEC1 EC P-256 key, not PKCS#8 \
+                as cosign writes it (cosign refuses it too); import it again with `cosign \
+                import-key-pair`, or convert it with `openssl pkcs8 -topk8 -nocrypt`"
+            .into();
+    }
+    format!(
+        "the password is right, but the decrypted key is not a PKCS#8 EC P-256 key: {e} (only ECDSA P-256 keys are supported)"
+    )
+}
+
 impl SigningKey {
     /// Reads a private key: unencrypted PKCS#8 (`PRIVATE KEY`), SEC1 (`EC PRIVATE KEY`),
     /// or cosign's encrypted format, decrypted with `password` (from [`ENV_PASSWORD`]).
@@ -238,7 +254,7 @@ impl SigningKey {
                         "cannot decrypt the key: wrong password (COSIGN_PASSWORD)?".to_string()
                     })?;
                 p256::SecretKey::from_pkcs8_der(&plain)
-                    .map_err(|e| format!("the decrypted key is not an EC P-256 key: {e} (only ECDSA P-256 keys are supported)"))?
+                    .map_err(|e| decrypted_not_pkcs8(&plain, e))?
             }
             other => {
                 return Err(format!(
