@@ -53,17 +53,56 @@ impl Credentials {
     /// (base64 `user:pass`), `identitytoken`, or `username`/`password`), else anonymous.
     /// Credential helpers (`credsStore`, `credHelpers`) are not run.
     pub fn for_registry(registry: &str) -> Credentials {
-        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        if let Some(t) = env(ENV_TOKEN) {
-            return Credentials::Bearer(t);
+        lookup(registry).0
+    }
+
+    /// Says which credentials these are, for a message (never the secret): `user `alice``,
+    /// `a registry token`, `an identity token`, `no credentials`.
+    pub(crate) fn kind(&self) -> String {
+        match self {
+            Credentials::Anonymous => "no credentials".into(),
+            Credentials::Basic { username, .. } => format!("user `{username}`"),
+            Credentials::IdentityToken(_) => "an identity token (OAuth2 refresh token)".into(),
+            Credentials::Bearer(_) => "a registry token".into(),
         }
-        if let (Some(username), Some(password)) = (env(ENV_USERNAME), env(ENV_PASSWORD)) {
-            return Credentials::Basic { username, password };
+    }
+}
+
+/// [`Credentials::for_registry`], with where they were found (for messages): the
+/// variables, or the `config.json` and its `auths` entry, or where nothing was found.
+pub(crate) fn lookup(registry: &str) -> (Credentials, String) {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    if let Some(t) = env(ENV_TOKEN) {
+        return (
+            Credentials::Bearer(t),
+            format!("a registry token from {ENV_TOKEN}"),
+        );
+    }
+    if let (Some(username), Some(password)) = (env(ENV_USERNAME), env(ENV_PASSWORD)) {
+        let from = format!("user `{username}` from {ENV_USERNAME} and {ENV_PASSWORD}");
+        return (Credentials::Basic { username, password }, from);
+    }
+    let Some(path) = docker_config_path() else {
+        return (
+            Credentials::Anonymous,
+            "none in the environment, and neither DOCKER_CONFIG nor HOME is set".into(),
+        );
+    };
+    match std::fs::read(&path)
+        .ok()
+        .and_then(|b| from_docker_config(&b, registry))
+    {
+        Some(c) => {
+            let from = format!("{} from `auths.{registry}` in {}", c.kind(), path.display());
+            (c, from)
         }
-        docker_config_path()
-            .and_then(|p| std::fs::read(p).ok())
-            .and_then(|b| from_docker_config(&b, registry))
-            .unwrap_or_default()
+        None => (
+            Credentials::Anonymous,
+            format!(
+                "none in the environment, no `auths` entry for {registry} in {}",
+                path.display()
+            ),
+        ),
     }
 }
 

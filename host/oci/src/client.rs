@@ -193,11 +193,42 @@ impl Client {
         format!("{scheme}://{registry}")
     }
 
-    fn credentials(&self, registry: &str) -> Credentials {
-        self.options
-            .credentials
-            .clone()
-            .unwrap_or_else(|| Credentials::for_registry(registry))
+    /// The credentials for `registry`, and where they come from (for messages).
+    fn credentials(&self, registry: &str) -> (Credentials, String) {
+        match &self.options.credentials {
+            Some(Credentials::Anonymous) => (
+                Credentials::Anonymous,
+                "none were given to the client".into(),
+            ),
+            Some(c) => (c.clone(), format!("{} given to the client", c.kind())),
+            None => crate::auth::lookup(registry),
+        }
+    }
+
+    /// The error for credentials refused (a 401 or 403 from the registry or its token
+    /// service): [`Error::CredentialsNeeded`] when there were none to send.
+    fn refused(
+        registry: &str,
+        creds: &Credentials,
+        source: &str,
+        what: &str,
+        status: u16,
+        body: String,
+    ) -> Error {
+        if matches!(creds, Credentials::Anonymous) {
+            return Error::CredentialsNeeded {
+                what: what.to_string(),
+                registry: registry.to_string(),
+                searched: source.to_string(),
+                body,
+            };
+        }
+        Error::Unauthorized {
+            what: what.to_string(),
+            status,
+            credentials: source.to_string(),
+            body,
+        }
     }
 
     /// One request on a new connection, its body read within `limit`.
@@ -355,7 +386,7 @@ impl Client {
             if push { "pull,push" } else { "pull" }
         );
         let key = (r.registry.clone(), scope.clone());
-        let creds = self.credentials(&r.registry);
+        let (creds, source) = self.credentials(&r.registry);
         let auth = |headers: &mut HeaderMap, value: String| {
             if let Ok(v) = HeaderValue::from_str(&value) {
                 headers.insert(header::AUTHORIZATION, v);
@@ -385,7 +416,7 @@ impl Client {
                         .and_then(|v| v.to_str().ok())
                         .unwrap_or("");
                     let value = self
-                        .answer_challenge(r, challenge, &scope, &creds, what)
+                        .answer_challenge(r, challenge, &scope, &creds, &source, what)
                         .await?;
                     if let Ok(mut m) = self.tokens.lock() {
                         m.insert(key.clone(), value.clone());
@@ -420,6 +451,16 @@ impl Client {
                     }
                     uri = next;
                 }
+                401 | 403 => {
+                    return Err(Self::refused(
+                        &r.registry,
+                        &creds,
+                        &source,
+                        what,
+                        answer.status.as_u16(),
+                        text_of(&answer.body),
+                    ));
+                }
                 _ => return Ok(answer),
             }
         }
@@ -432,14 +473,12 @@ impl Client {
         challenge: &str,
         default_scope: &str,
         creds: &Credentials,
+        source: &str,
         what: &str,
     ) -> Result<String> {
         let (scheme, params) = parse_challenge(challenge);
-        let unauthorized = |body: String| Error::Unauthorized {
-            what: what.to_string(),
-            status: 401,
-            body,
-        };
+        let unauthorized =
+            |body: String| Self::refused(&r.registry, creds, source, what, 401, body);
         match scheme.as_str() {
             "basic" => match creds {
                 Credentials::Basic { username, password } => Ok(format!(
@@ -448,19 +487,21 @@ impl Client {
                         .encode(format!("{username}:{password}"))
                 )),
                 _ => Err(unauthorized(
-                    "the registry asks for a username and password; set COMPUTEGUARD_REGISTRY_USERNAME and COMPUTEGUARD_REGISTRY_PASSWORD or log in with docker".into(),
+                    "the registry asks for a username and password (a Basic challenge)".into(),
                 )),
             },
             "bearer" => {
-                let realm = params
-                    .get("realm")
-                    .ok_or_else(|| unauthorized(format!("a Bearer challenge without a realm: {challenge}")))?;
+                let realm = params.get("realm").ok_or_else(|| {
+                    unauthorized(format!("a Bearer challenge without a realm: {challenge}"))
+                })?;
                 let scope = params
                     .get("scope")
                     .cloned()
                     .unwrap_or_else(|| default_scope.to_string());
                 let service = params.get("service").cloned().unwrap_or_default();
-                let token = self.fetch_token(r, realm, &service, &scope, creds, what).await?;
+                let token = self
+                    .fetch_token(r, realm, &service, &scope, creds, source, what)
+                    .await?;
                 Ok(format!("Bearer {token}"))
             }
             _ => Err(unauthorized(format!(
@@ -471,6 +512,7 @@ impl Client {
 
     /// The Docker token flow: a GET (anonymous or Basic) or, with a refresh token, an
     /// OAuth2 POST to the realm.
+    #[allow(clippy::too_many_arguments)]
     async fn fetch_token(
         &self,
         r: &Reference,
@@ -478,6 +520,7 @@ impl Client {
         service: &str,
         scope: &str,
         creds: &Credentials,
+        source: &str,
         what: &str,
     ) -> Result<String> {
         let mut headers = HeaderMap::new();
@@ -518,10 +561,9 @@ impl Client {
                 )
             }
         };
-        let uri: Uri = uri.parse().map_err(|_| Error::Unauthorized {
-            what: what.to_string(),
-            status: 401,
-            body: format!("the token realm `{realm}` is not a URL"),
+        let uri: Uri = uri.parse().map_err(|_| Error::Format {
+            what: format!("{what}: the Bearer challenge of {}", r.registry),
+            reason: format!("the token realm `{realm}` is not a URL"),
         })?;
         let answer = self
             .once(
@@ -534,10 +576,29 @@ impl Client {
             )
             .await?;
         if !answer.status.is_success() {
-            return Err(Error::Unauthorized {
-                what: format!("{what} (token service of {})", r.registry),
-                status: answer.status.as_u16(),
-                body: text_of(&answer.body),
+            let what = format!("{what} (token service {realm} of {})", r.registry);
+            return Err(match answer.status.as_u16() {
+                status @ (401 | 403) => Self::refused(
+                    &r.registry,
+                    creds,
+                    source,
+                    &what,
+                    status,
+                    text_of(&answer.body),
+                ),
+                500..=599 => Error::Unreachable {
+                    registry: r.registry.clone(),
+                    reason: format!(
+                        "token service {realm}: server error {}: {}",
+                        answer.status,
+                        text_of(&answer.body)
+                    ),
+                },
+                status => Error::Registry {
+                    what,
+                    status,
+                    body: text_of(&answer.body),
+                },
             });
         }
         let v: serde_json::Value =
@@ -565,6 +626,7 @@ impl Client {
             401 | 403 => Error::Unauthorized {
                 what: what.to_string(),
                 status,
+                credentials: "the credentials sent".into(),
                 body: text_of(&a.body),
             },
             500..=599 => Error::Unreachable {

@@ -94,13 +94,31 @@ pub enum Error {
         /// `REGISTRY/REPOSITORY`.
         repository: String,
     },
-    /// Credentials were refused or missing.
-    #[error("{what}: the registry refused the credentials ({status}){}", body_hint(.body))]
+    /// The registry asks for credentials and there are none (nothing in the environment,
+    /// no `auths` entry for it in the docker `config.json`).
+    #[error(
+        "{what}: registry {registry} needs credentials and there are none ({searched}); set {} and {} (or {}), or log in to it (`docker login {registry}`, `az acr login --name NAME`) to write them to the docker config.json{}",
+        auth::ENV_USERNAME, auth::ENV_PASSWORD, auth::ENV_TOKEN, body_hint(.body)
+    )]
+    CredentialsNeeded {
+        /// What was being done.
+        what: String,
+        /// `host[:port]`.
+        registry: String,
+        /// Where credentials were looked for.
+        searched: String,
+        /// The registry's or the token service's answer.
+        body: String,
+    },
+    /// Credentials were refused.
+    #[error("{what}: the registry refused the credentials ({status}), {credentials}{}", body_hint(.body))]
     Unauthorized {
         /// What was being done.
         what: String,
         /// 401 or 403.
         status: u16,
+        /// Which credentials were sent and where they came from (never the secret).
+        credentials: String,
         /// The start of the answer's body.
         body: String,
     },

@@ -55,6 +55,14 @@ impl Registry {
     /// Starts a registry. Fails the test when the binary is not installed: these tests
     /// need the real registry, and scripts/test.sh installs it.
     pub fn start() -> Registry {
+        Registry::start_with_auth("")
+    }
+
+    /// Starts a registry whose configuration has `auth` as its `auth:` section (YAML
+    /// lines indented by two spaces under `auth:`, e.g. `  htpasswd:\n    realm: r\n
+    /// path: ...`), or no `auth:` section when it is empty. The registry's log (level
+    /// info) is kept in the temporary directory: [`Registry::log`].
+    pub fn start_with_auth(auth: &str) -> Registry {
         let bin = binary().expect(
             "the distribution registry (Debian package docker-registry) is not installed; \
              scripts/test.sh installs it (apt-get install -y docker-registry skopeo)",
@@ -64,22 +72,29 @@ impl Registry {
         let port = free_port();
         let addr = format!("127.0.0.1:{port}");
         let config = dir.path().join("config.yml");
+        let auth = if auth.is_empty() {
+            String::new()
+        } else {
+            format!("auth:\n{auth}")
+        };
+        let level = if auth.is_empty() { "error" } else { "info" };
         std::fs::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n  cache:\n    blobdescriptor: inmemory\nhttp:\n  addr: {addr}\n",
+                "version: 0.1\nlog:\n  level: {level}\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n  cache:\n    blobdescriptor: inmemory\nhttp:\n  addr: {addr}\n{auth}",
                 storage.display()
             ),
         )
         .expect("write config");
+        let log = std::fs::File::create(dir.path().join("registry.log")).expect("log file");
         let child = Command::new(&bin)
             .arg("serve")
             .arg(&config)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .expect("start docker-registry");
-        let reg = Registry {
+        let mut reg = Registry {
             child,
             addr,
             storage,
@@ -89,17 +104,34 @@ impl Registry {
         reg
     }
 
-    fn wait_ready(&self) {
+    /// What the registry logged so far (for a failing test's message).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("registry.log")).unwrap_or_default()
+    }
+
+    /// Waits until the registry listens; a registry that exited (its port taken between
+    /// `free_port` and its start, a bad configuration) fails the test with its log.
+    fn wait_ready(&mut self) {
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(20) {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("docker-registry exited ({status}): {}", self.log());
+            }
             if std::net::TcpStream::connect(&self.addr).is_ok() {
+                // Listening; make sure it is this registry, not another process that
+                // took the port first.
+                std::thread::sleep(Duration::from_millis(50));
+                if let Ok(Some(status)) = self.child.try_wait() {
+                    panic!("docker-registry exited ({status}): {}", self.log());
+                }
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
         panic!(
-            "docker-registry did not listen on {} within 20 s",
-            self.addr
+            "docker-registry did not listen on {} within 20 s: {}",
+            self.addr,
+            self.log()
         );
     }
 
