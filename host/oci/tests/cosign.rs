@@ -10,7 +10,7 @@
 use base64::Engine as _;
 use computeguard_oci::artifact::{Descriptor, media};
 use computeguard_oci::sign::{self, PublicKey, SIGNATURE_ANNOTATION, SigningKey};
-use computeguard_oci::{Digest, Reference};
+use computeguard_oci::Digest;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -82,47 +82,6 @@ fn a_cosign_key_with_an_empty_password_decrypts_with_the_empty_password() {
     assert!(err.contains("wrong password"), "{err}");
     let p = b"payload";
     assert!(key.public("derived").verifies(p, &key.sign(p)));
-}
-
-/// edgelesssys/constellation's key, "Generated with: cosign generate-key-pair",
-/// password left empty, with the `cosign.pub` it published and a signature of a file by
-/// that key: the older `ENCRYPTED COSIGN PRIVATE KEY` label.
-#[test]
-fn a_cosign_generated_key_pair_matches_and_its_real_signature_verifies() {
-    let pem = text("constellation-cosign.key");
-    assert!(pem.starts_with("-----BEGIN ENCRYPTED COSIGN PRIVATE KEY-----"));
-    let key = SigningKey::parse(&pem, Some(b"")).expect("the empty password");
-    let err = SigningKey::parse(&pem, Some(b"wrong")).unwrap_err();
-    assert!(err.contains("wrong password"), "{err}");
-    let real = public("constellation-cosign.pub");
-
-    // What computeguard signs with the decrypted key, the real public key verifies: it is
-    // the key pair cosign wrote. A simple-signing payload, as `computeguard sign` makes.
-    let r = Reference::parse("oci://myacr.azurecr.io/policies/gpu-extra:1.2").unwrap();
-    let d = Digest::of(b"a manifest");
-    let p = sign::payload(&r, &d);
-    let sig = key.sign(&p);
-    assert!(real.verifies(&p, &sig));
-    assert_eq!(
-        sign::verify(std::slice::from_ref(&real), &d, &[layer(&p, &sig)]),
-        Ok(real.name.clone())
-    );
-    // Another key's public half does not.
-    assert!(!public("busybox-kubewarden.pub").verifies(&p, &sig));
-
-    // The signature of the measurements file by this key, recorded by constellation.
-    let blob = bytes("constellation-measurements.json");
-    assert_eq!(
-        Digest::of(&blob).hex(),
-        "c04e13c1312b6f5659303871d14bf49b05c99a6515548763b6322f60bbb61a24",
-        "the bytes the source's test hashes"
-    );
-    let blob_sig = text("constellation-measurements.json.sig");
-    assert!(real.verifies(&blob, &blob_sig));
-    let mut tampered = blob.clone();
-    tampered[10] ^= 0x01;
-    assert!(!real.verifies(&tampered, &blob_sig));
-    assert!(!real.verifies(&blob, &flip_signature_byte(&blob_sig, 20)));
 }
 
 /// cosign's own test key labelled `ENCRYPTED COSIGN PRIVATE KEY` whose plaintext is a
