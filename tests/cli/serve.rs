@@ -158,6 +158,36 @@ fn serve_runs_from_the_config_reloads_on_sighup_and_drains_on_sigterm() {
         .expect("log line");
     let v: Value = serde_json::from_str(line).expect("a JSON log line");
     assert_eq!(v["fields"]["verdict"], "denied", "{line}");
+    assert_eq!(v["fields"]["template"], "miss", "{line}");
+    // The same object again is answered from its template, with the same answer.
+    let again = post("again");
+    assert_eq!(again["uid"], "again");
+    assert_eq!(
+        (&again["allowed"], &again["status"], &again["warnings"]),
+        (&r["allowed"], &r["status"], &r["warnings"])
+    );
+    assert!(wait_log(&mut seen, r#""uid":"again""#), "{seen:?}");
+    let line = seen
+        .iter()
+        .find(|l| l.contains(r#""uid":"again""#))
+        .expect("log line");
+    let v: Value = serde_json::from_str(line).expect("a JSON log line");
+    assert_eq!(v["fields"]["template"], "hit", "{line}");
+    let metrics = rt.block_on(async {
+        let mut c = Connection::open(addr, "localhost", tls.clone())
+            .await
+            .expect("connect");
+        let (_, body) = c.get("/metrics").await.expect("metrics");
+        String::from_utf8_lossy(&body).into_owned()
+    });
+    for result in ["hit", "miss"] {
+        assert!(
+            metrics.contains(&format!(
+                "computeguard_template_cache_total{{result=\"{result}\"}} 1"
+            )),
+            "{metrics}"
+        );
+    }
 
     write_config("warn");
     signal(&child, "HUP");

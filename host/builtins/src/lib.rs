@@ -15,6 +15,9 @@ pub struct Builtin {
     pub version: &'static str,
     /// The pack source it was built from, relative to the repository root.
     pub source: &'static str,
+    /// Whether its rules decide without the object's name or raw document
+    /// (`computeguard_compiler::name_blind`, checked when it was built).
+    pub name_blind: bool,
     /// The component binary.
     pub component: &'static [u8],
 }

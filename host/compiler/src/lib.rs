@@ -20,8 +20,10 @@
 mod check;
 mod compose;
 mod diagnostic;
+mod reads;
 mod source;
 
 pub use compose::{ComposeError, compose, pack_component};
 pub use diagnostic::Diagnostic;
+pub use reads::name_blind;
 pub use source::{CompiledPack, PackTest, TestDocument, compile};

@@ -37,6 +37,11 @@ pub struct LoadedPolicy {
     pub settings_text: String,
     /// One of computeguard's built-in policies (documented under `docs/rules/`).
     pub builtin: bool,
+    /// A rule pack run by computeguard's own runtime whose rules decide without the
+    /// object's name or raw document (`computeguard_compiler::name_blind`): its answer for
+    /// an object is its answer for the object's template, with the name shown where its
+    /// messages show it. False for a component, whose reads nobody can see.
+    pub name_blind: bool,
 }
 
 impl LoadedPolicy {
@@ -51,7 +56,15 @@ impl LoadedPolicy {
             policy,
             settings,
             builtin,
+            name_blind: false,
         }
+    }
+
+    /// The same policy, marked as deciding without the object's name when `name_blind`
+    /// (see [`LoadedPolicy::name_blind`]).
+    pub fn with_name_blind(mut self, name_blind: bool) -> Self {
+        self.name_blind = name_blind;
+        self
     }
 
     /// The policy judges only resources that state a compute fact

@@ -167,13 +167,16 @@ pub fn load_policies_with_context(
     let mut out = Vec::new();
     for b in computeguard_builtins::BUILTINS {
         let origin = format!("builtin:{}", b.name);
+        // The built-in pack is our runtime with rules whose reads the build checked:
+        // whether they decide without the object's name (the webhook's template cache).
+        let name_blind = b.name_blind;
         let policy = engine
             .load_with_context(b.component, &origin, context)
             .map_err(|error| LoadError::Component { origin, error })?;
-        out.push(prepare(policy, config, true)?);
+        out.push(prepare(policy, config, true)?.with_name_blind(name_blind));
     }
     for r in config.policies.iter().chain(extra) {
-        let policy = load_ref(engine, r, context)?;
+        let (policy, name_blind) = load_ref(engine, r, context)?;
         if out
             .iter()
             .any(|l: &LoadedPolicy| l.policy.info().name == policy.info().name)
@@ -183,7 +186,7 @@ pub fn load_policies_with_context(
                 name: policy.info().name.clone(),
             });
         }
-        out.push(prepare(policy, config, false)?);
+        out.push(prepare(policy, config, false)?.with_name_blind(name_blind));
     }
     let known: Vec<String> = out
         .iter()
@@ -205,14 +208,15 @@ pub fn load_policies_with_context(
     Ok((out, loaded_context))
 }
 
-/// Loads one extra policy, checking its pin before it is compiled or run.
+/// Loads one extra policy, checking its pin before it is compiled or run; with whether
+/// it is a pack that decides without the object's name (a component is never known to).
 fn load_ref(
     engine: &Engine,
     r: &PolicyRef,
     context: Option<&computeguard_engine::PolicyContext>,
-) -> Result<Policy, LoadError> {
+) -> Result<(Policy, bool), LoadError> {
     let path = &r.path;
-    let (bytes, source_digest) = component_and_source_digest(path)?;
+    let (bytes, source_digest, name_blind) = component_and_source_digest(path)?;
     // The pin is checked before the component is compiled or run: a mismatch must never
     // execute a line of the policy.
     if let Some(pinned) = &r.digest {
@@ -228,9 +232,10 @@ fn load_ref(
         }
     }
     let origin = path.display().to_string();
-    engine
+    let policy = engine
         .load_with_context(&bytes, &origin, context)
-        .map_err(|error| LoadError::Component { origin, error })
+        .map_err(|error| LoadError::Component { origin, error })?;
+    Ok((policy, name_blind))
 }
 
 /// Validates the settings `config` gives `policy` (for a built-in without its own
@@ -259,18 +264,19 @@ fn is_pack(path: &Path) -> bool {
 
 /// The component a policy file holds (a pack compiled and composed with the CEL runtime,
 /// or a component as it is) and, for a pack, the digest of its source.
-fn component_and_source_digest(path: &Path) -> Result<(Vec<u8>, Option<String>), LoadError> {
+fn component_and_source_digest(path: &Path) -> Result<(Vec<u8>, Option<String>, bool), LoadError> {
     if is_pack(path) {
         let compiled = compile_pack(path)?;
         let bytes = compose(path, &compiled)?;
-        return Ok((bytes, Some(compiled.pack.source_digest)));
+        let name_blind = computeguard_compiler::name_blind(&compiled.pack);
+        return Ok((bytes, Some(compiled.pack.source_digest), name_blind));
     }
     if path.extension().is_some_and(|e| e == "wasm") {
         let bytes = std::fs::read(path).map_err(|error| LoadError::ReadComponent {
             path: path.to_path_buf(),
             error,
         })?;
-        return Ok((bytes, None));
+        return Ok((bytes, None, false));
     }
     Err(LoadError::UnknownKind {
         path: path.to_path_buf(),
@@ -323,6 +329,33 @@ mod tests {
         let loaded = load_policies(&engine()?, &Config::default(), &[], &[])?;
         assert!(!loaded.is_empty());
         assert!(loaded.iter().all(|l| l.builtin && l.settings_text == "{}"));
+        // The built-in rules decide without the object's name: the webhook answers the
+        // Pods of one ReplicaSet from one evaluation.
+        assert!(loaded.iter().all(|l| l.name_blind));
+        Ok(())
+    }
+
+    #[test]
+    fn a_pack_is_name_blind_when_its_rules_decide_without_names_and_a_component_never_is()
+    -> TestResult {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let engine = engine()?;
+        let config = Config::default();
+        let blind = |path: &Path| -> Result<bool, Box<dyn std::error::Error>> {
+            let loaded = load_policies(&engine, &config, &extra(path, None), &[])?;
+            Ok(loaded.last().ok_or("nothing loaded")?.name_blind)
+        };
+        // `'team' in resource.labels`: no name read.
+        assert!(blind(&root.join("examples/policies/team-tag.yaml"))?);
+        // `int(resource.name) > 0` decides on the name.
+        let pack = root.join("examples/embed-cases/contract/rule-failed-pack.yaml");
+        assert!(!blind(&pack)?);
+        // The same rules as a component: nobody can see what it reads.
+        let dir = tempfile::tempdir()?;
+        let wasm = dir.path().join("team-tag.wasm");
+        let compiled = compile_pack(&root.join("examples/policies/team-tag.yaml"))?;
+        std::fs::write(&wasm, compose(&wasm, &compiled)?)?;
+        assert!(!blind(&wasm)?);
         Ok(())
     }
 

@@ -127,6 +127,12 @@ pub struct Limits {
     pub idle_timeout: Duration,
     /// Linear memory of one policy sandbox (default 64 MiB).
     pub memory_bytes: usize,
+    /// Templates whose answers the webhook keeps (default 1,024; 0 turns the template
+    /// cache off): the Pods of one ReplicaSet, one object applied again, are then
+    /// judged by one evaluation (see `computeguard_server::template`).
+    pub template_cache_entries: usize,
+    /// Bytes of templates and answers kept at most (default 16 MiB).
+    pub template_cache_bytes: usize,
 }
 
 impl Default for Limits {
@@ -143,6 +149,8 @@ impl Default for Limits {
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             memory_bytes: 64 << 20,
+            template_cache_entries: 1024,
+            template_cache_bytes: 16 << 20,
         }
     }
 }
@@ -153,7 +161,7 @@ fn cpus() -> usize {
 }
 
 /// The keys of `webhook.limits`, for error messages.
-const LIMIT_KEYS: &str = "maxRequestBytes, evaluationTimeoutMs, maxInFlight, workers, maxConnections, maxConnectionsPerPeer, connectionRatePerPeer, headerReadTimeoutMs, bodyReadTimeoutMs, idleTimeoutMs, memoryMiB";
+const LIMIT_KEYS: &str = "maxRequestBytes, evaluationTimeoutMs, maxInFlight, workers, maxConnections, maxConnectionsPerPeer, connectionRatePerPeer, headerReadTimeoutMs, bodyReadTimeoutMs, idleTimeoutMs, memoryMiB, templateCacheEntries, templateCacheMiB";
 
 /// The parsed `webhook:` section.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -415,6 +423,19 @@ fn parse_limits(cfg: &mut WebhookConfig, v: &Value, at: &str) -> Result<(), Conf
         .ok_or_else(|| err(at, format!("`limits` must be a mapping with {LIMIT_KEYS}")))?;
     for (key, value) in map {
         let here = format!("{at}/{key}");
+        // 0 turns the template cache off; every other limit must allow something.
+        if key == "templateCacheEntries" {
+            cfg.limits.template_cache_entries = value
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| {
+                    err(
+                        &here,
+                        "`templateCacheEntries` must be an integer, 0 or more",
+                    )
+                })?;
+            continue;
+        }
         let n = value
             .as_u64()
             .filter(|n| *n > 0)
@@ -436,6 +457,13 @@ fn parse_limits(cfg: &mut WebhookConfig, v: &Value, at: &str) -> Result<(), Conf
                     .filter(|n| *n <= 4096)
                     .map(|n| n << 20)
                     .ok_or_else(|| err(&here, "`memoryMiB` must be at most 4096"))?
+            }
+            "templateCacheMiB" => {
+                cfg.limits.template_cache_bytes = usize::try_from(n)
+                    .ok()
+                    .filter(|n| *n <= 1024)
+                    .map(|n| n << 20)
+                    .ok_or_else(|| err(&here, "`templateCacheMiB` must be at most 1024"))?
             }
             _ => {
                 return Err(err(

@@ -30,7 +30,7 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn usage() -> ! {
     eprintln!(
-        "usage: loadgen certs DIR\n       loadgen run --addr HOST:PORT --ca FILE [--rate N] [--seconds N] [--connections N] [--path /validate] [--check] [--malformed-permille N] [--body FILE]\n       loadgen hold --addr HOST:PORT --ca FILE --connections N [--from IP] [--every SECONDS] [--seconds N] [--reopen]"
+        "usage: loadgen certs DIR\n       loadgen run --addr HOST:PORT --ca FILE [--rate N] [--seconds N] [--connections N] [--path /validate] [--check] [--malformed-permille N] [--body FILE] [--vary name|label]\n       loadgen hold --addr HOST:PORT --ca FILE --connections N [--from IP] [--every SECONDS] [--seconds N] [--reopen]"
     );
     std::process::exit(2)
 }
@@ -83,6 +83,7 @@ fn main() -> Result<(), Error> {
                 check: false,
                 malformed_permille: 0,
                 body: None,
+                vary: Vary::None,
             };
             let mut it = args[1..].iter();
             while let Some(flag) = it.next() {
@@ -100,6 +101,13 @@ fn main() -> Result<(), Error> {
                     "--body" => opts.body = Some(PathBuf::from(value)),
                     "--path" => opts.path = value.clone(),
                     "--malformed-permille" => opts.malformed_permille = value.parse()?,
+                    "--vary" => {
+                        opts.vary = match value.as_str() {
+                            "name" => Vary::Name,
+                            "label" => Vary::Label,
+                            _ => usage(),
+                        }
+                    }
                     _ => usage(),
                 }
             }
@@ -236,6 +244,42 @@ struct Opts {
     malformed_permille: u64,
     /// Send this AdmissionReview for every request instead of the mix.
     body: Option<PathBuf>,
+    /// Make every request's object differ from the others (see [`Vary`]).
+    vary: Vary,
+}
+
+/// How each request's object differs from the body it is made from.
+#[derive(Clone, Copy, PartialEq)]
+enum Vary {
+    /// Every request sends the body as it is.
+    None,
+    /// Its own name, of one length (`NAME-CCCIIIIIIIII`), as the Pods of one ReplicaSet
+    /// have: one template for all (the webhook's template cache answers them).
+    Name,
+    /// Its own label value: every request is a template of its own (the cache never
+    /// answers; every object is evaluated).
+    Label,
+}
+
+/// `body` with its object varied as `vary` says for request `i` of connection `c`.
+fn varied(body: &serde_json::Value, vary: Vary, c: u64, i: u64) -> bytes::Bytes {
+    let mut b = body.clone();
+    let object = &mut b["request"]["object"];
+    match vary {
+        Vary::None => {}
+        Vary::Name => {
+            let name = format!(
+                "{}-{c:03}{i:09}",
+                object["metadata"]["name"].as_str().unwrap_or("pod")
+            );
+            object["metadata"]["name"] = json!(name);
+            b["request"]["name"] = json!(name);
+        }
+        Vary::Label => {
+            object["metadata"]["labels"]["loadgen.computeguard.io/n"] = json!(format!("{c}-{i}"));
+        }
+    }
+    bytes::Bytes::from(b.to_string())
 }
 
 /// A request the API server could never send: no `request.uid`.
@@ -348,6 +392,15 @@ async fn run(o: Opts) -> Result<(), Error> {
         }
     }
     let expected = Arc::new(expected);
+    let vary = o.vary;
+    let parsed: Arc<Vec<serde_json::Value>> = Arc::new(if vary == Vary::None {
+        Vec::new()
+    } else {
+        bodies
+            .iter()
+            .map(|b| serde_json::from_slice(b))
+            .collect::<Result<_, _>>()?
+    });
     let check = o.check;
     let malformed_permille = o.malformed_permille;
     let before = histogram(o.addr, tls.clone()).await?;
@@ -368,6 +421,7 @@ async fn run(o: Opts) -> Result<(), Error> {
     for c in 0..o.connections {
         let tls = tls.clone();
         let bodies = bodies.clone();
+        let parsed = parsed.clone();
         let expected = expected.clone();
         let path = o.path.clone();
         let addr = o.addr;
@@ -400,8 +454,10 @@ async fn run(o: Opts) -> Result<(), Error> {
                 let malformed = (c * 7919 + i * 104_729) % 1000 < malformed_permille;
                 let body = if malformed {
                     bytes::Bytes::from_static(MALFORMED)
-                } else {
+                } else if vary == Vary::None {
                     bodies[which].clone()
+                } else {
+                    varied(&parsed[which], vary, c, i)
                 };
                 tally.sent += 1;
                 match conn.post(&path, body).await {

@@ -83,6 +83,9 @@ pub struct Decision {
     /// Policies whose answer carried a JSON Patch: never sent (only computeguard's own,
     /// switched-on mutations are), logged.
     pub refused_patches: Vec<String>,
+    /// `hit` when the name-blind policies' answers came from the template cache, `miss`
+    /// when the object's template was evaluated (see `crate::template`); `None` otherwise.
+    pub template: Option<&'static str>,
 }
 
 /// Which endpoint asked.

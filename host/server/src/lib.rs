@@ -43,12 +43,14 @@ pub mod lanes;
 pub mod metrics;
 pub mod mutate;
 pub mod review;
+pub mod template;
 pub mod tls;
 
 pub use computeguard_policyset::Level;
 pub use config::{Enforcement, FailureMode, WebhookConfig};
 pub use decision::{Decision, Mode, Verdict};
 pub use review::{LoadedPolicy, PolicySet};
+pub use template::TemplateCache;
 
 mod idle;
 mod listen;

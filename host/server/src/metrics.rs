@@ -66,6 +66,13 @@ pub struct ConnectionLabels {
     pub reason: &'static str,
 }
 
+/// Labels of `computeguard_template_cache_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TemplateLabels {
+    /// hit (answered from a template evaluated before) or miss (the template was evaluated).
+    pub result: &'static str,
+}
+
 fn latency_histogram() -> Histogram {
     // 50 µs .. 2.5 s: the interesting range is well under a millisecond.
     Histogram::new([
@@ -100,6 +107,9 @@ pub struct Metrics {
     /// `computeguard_connections_evicted_total`: quiet connections closed to make room
     /// for a new one, by port and reason.
     pub connections_evicted: Family<ConnectionLabels, Counter>,
+    /// `computeguard_template_cache_total`: requests whose name-blind policies answered
+    /// from the template cache (hit) or evaluated the object's template (miss).
+    pub templates: Family<TemplateLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -116,6 +126,7 @@ impl Default for Metrics {
         let connections_open = Family::<PortLabels, Gauge>::default();
         let connections_refused = Family::<ConnectionLabels, Counter>::default();
         let connections_evicted = Family::<ConnectionLabels, Counter>::default();
+        let templates = Family::<TemplateLabels, Counter>::default();
         registry.register(
             "admission_requests",
             "Admission requests answered, by endpoint and verdict",
@@ -157,6 +168,11 @@ impl Default for Metrics {
             "Quiet connections closed to make room for a new one, by port and reason (max_connections, max_connections_per_peer)",
             connections_evicted.clone(),
         );
+        registry.register(
+            "template_cache",
+            "Requests whose name-blind policies answered from the template cache (hit) or evaluated the object's template (miss)",
+            templates.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -168,6 +184,7 @@ impl Default for Metrics {
             connections_open,
             connections_refused,
             connections_evicted,
+            templates,
         }
     }
 }

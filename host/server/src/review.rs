@@ -6,7 +6,8 @@ use crate::admission::{Answer, Operation, Review};
 use crate::config::{Enforcement, FailureMode, WebhookConfig};
 use crate::decision::{Decision, Failure, Finding, Mode, Verdict};
 use crate::mutate;
-use computeguard_engine::{Request, SourceKind};
+use crate::template::{Template, TemplateCache};
+use computeguard_engine::{Request, Response, SourceKind};
 use computeguard_policy_core::model::{self, Source};
 use computeguard_policyset::Severity;
 use serde_json::Value;
@@ -29,6 +30,31 @@ pub struct PolicySet {
     pub webhook: WebhookConfig,
     /// Fixed evaluation date (`asOf`), else today in UTC at each request.
     pub as_of: Option<String>,
+    /// The name-blind policies' answers by template (see [`crate::template`]); sized by
+    /// `webhook.limits`, new with every generation.
+    pub templates: TemplateCache,
+}
+
+impl PolicySet {
+    /// A generation with an empty template cache sized by `webhook.limits`.
+    pub fn new(
+        policies: Vec<LoadedPolicy>,
+        levels: BTreeMap<String, Level>,
+        webhook: WebhookConfig,
+        as_of: Option<String>,
+    ) -> PolicySet {
+        let templates = TemplateCache::new(
+            webhook.limits.template_cache_entries,
+            webhook.limits.template_cache_bytes,
+        );
+        PolicySet {
+            policies,
+            levels,
+            webhook,
+            as_of,
+            templates,
+        }
+    }
 }
 
 impl Decision {
@@ -40,6 +66,7 @@ impl Decision {
             findings: Vec::new(),
             failures: Vec::new(),
             refused_patches: Vec::new(),
+            template: None,
         }
     }
 
@@ -74,6 +101,7 @@ impl Decision {
             findings: Vec::new(),
             failures: vec![failure],
             refused_patches: Vec::new(),
+            template: None,
         }
     }
 }
@@ -96,6 +124,12 @@ pub struct Prepared {
     operation: computeguard_engine::Operation,
     /// How messages name the object: `Pod ml/trainer`.
     subject: String,
+    /// The object's template, when some policy is name-blind and the cache is on.
+    template: Option<Template>,
+    /// The template cache's key: the template, the operation and the date.
+    template_key: String,
+    /// The evaluation date.
+    as_of: String,
 }
 
 /// Decides one admission request: [`prepare`], then [`evaluate`]. Blocking (it runs
@@ -166,13 +200,106 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
         Operation::Delete => computeguard_engine::Operation::Delete,
         Operation::Connect => computeguard_engine::Operation::Connect,
     };
-    Precheck::Evaluate(Prepared {
+    let as_of = set.as_of.clone().unwrap_or_else(today);
+    let template = (set.templates.enabled() && set.policies.iter().any(|p| p.name_blind))
+        .then(|| Template::of(&object, raw.get()))
+        .flatten();
+    let template_key = template.as_ref().map_or_else(String::new, |t| {
+        format!("{}\n{:?}\n{as_of}", t.document, review.operation)
+    });
+    let prepared = Prepared {
         document: raw.get().to_string(),
         object,
         resources,
         operation,
         subject: subject(review),
-    })
+        template,
+        template_key,
+        as_of,
+    };
+    // Every policy name-blind and this template answered before: decided without a
+    // sandbox, with the object's own name in the messages.
+    if prepared.template.is_some()
+        && set.policies.iter().all(|p| p.name_blind)
+        && let Some(answers) = set.templates.get(&prepared.template_key)
+    {
+        let mut out = Outcome::default();
+        for (i, response) in answers.iter() {
+            if let (Some(loaded), Some(t)) = (set.policies.get(*i), &prepared.template) {
+                out.add(set, loaded, t.answer(response));
+            }
+        }
+        let mut decision = finish(set, prepared, mode, out);
+        decision.template = Some("hit");
+        return decided(decision);
+    }
+    Precheck::Evaluate(prepared)
+}
+
+/// What the policies answered, after the configuration.
+#[derive(Default)]
+struct Outcome {
+    findings: Vec<Finding>,
+    failures: Vec<Failure>,
+    refused_patches: Vec<String>,
+}
+
+impl Outcome {
+    /// Adds `loaded`'s `response`: its findings at their configured severity and
+    /// enforcement (rules turned off dropped), a patch it returned refused.
+    fn add(&mut self, set: &PolicySet, loaded: &LoadedPolicy, response: Response) {
+        let cfg = &set.webhook;
+        for v in response.violations {
+            let Some(severity) =
+                computeguard_policyset::severity_of(&set.levels, &v.rule, v.severity.into())
+            else {
+                continue;
+            };
+            let enforcement = cfg
+                .enforcement
+                .get(&v.rule)
+                .copied()
+                .unwrap_or(match severity {
+                    Severity::Error => Enforcement::Deny,
+                    Severity::Warning => Enforcement::Warn,
+                    Severity::Info => Enforcement::Audit,
+                });
+            self.findings.push(Finding {
+                rule: v.rule,
+                severity,
+                enforcement,
+                // Shown by kubectl on a terminal and written to the log: a policy's
+                // control characters are escaped, not passed on.
+                message: if v.message.chars().any(char::is_control) {
+                    computeguard_engine::text::escape_control(&v.message)
+                } else {
+                    v.message
+                },
+                path: v.path,
+                kind: v.resource.kind,
+                resource: v.resource.name,
+            });
+        }
+        if response.patch.is_some() {
+            self.refused_patches.push(loaded.policy.info().name.clone());
+        }
+    }
+
+    /// `loaded` could not answer: `e`, per its failure mode.
+    fn fail(&mut self, set: &PolicySet, loaded: &LoadedPolicy, e: &computeguard_engine::EvalError) {
+        let name = &loaded.policy.info().name;
+        self.failures.push(Failure {
+            policy: name.clone(),
+            kind: e.kind(),
+            message: match e {
+                computeguard_engine::EvalError::MemoryLimit { .. } => {
+                    format!("{e} (webhook.limits.memoryMiB)")
+                }
+                _ => e.to_string(),
+            },
+            mode: set.webhook.failure_mode(name),
+        });
+    }
 }
 
 /// Runs every policy on a prepared request, each stopped at `deadline` (wall clock),
@@ -185,75 +312,67 @@ pub async fn evaluate(
     mode: Mode,
     deadline: Instant,
 ) -> Decision {
-    let cfg = &set.webhook;
-    let as_of = set.as_of.clone().unwrap_or_else(today);
-    let mut findings = Vec::new();
-    let mut failures = Vec::new();
-    let mut refused_patches = Vec::new();
-    for loaded in &set.policies {
-        let request = Request {
-            document: prepared.document.clone(),
-            source_kind: SourceKind::Kubernetes,
-            operation: prepared.operation,
-            settings: loaded.settings_text.clone(),
-            as_of: as_of.clone(),
-        };
-        let name = &loaded.policy.info().name;
-        match loaded.policy.evaluate_async(&request, deadline).await {
-            Ok(response) => {
-                for v in response.violations {
-                    let Some(severity) = computeguard_policyset::severity_of(
-                        &set.levels,
-                        &v.rule,
-                        v.severity.into(),
-                    ) else {
-                        continue;
-                    };
-                    let enforcement =
-                        cfg.enforcement
-                            .get(&v.rule)
-                            .copied()
-                            .unwrap_or(match severity {
-                                Severity::Error => Enforcement::Deny,
-                                Severity::Warning => Enforcement::Warn,
-                                Severity::Info => Enforcement::Audit,
-                            });
-                    findings.push(Finding {
-                        rule: v.rule,
-                        severity,
-                        enforcement,
-                        // Shown by kubectl on a terminal and written to the log: a policy's
-                        // control characters are escaped, not passed on.
-                        message: if v.message.chars().any(char::is_control) {
-                            computeguard_engine::text::escape_control(&v.message)
-                        } else {
-                            v.message
-                        },
-                        path: v.path,
-                        kind: v.resource.kind,
-                        resource: v.resource.name,
-                    });
+    let request = |document: &str, loaded: &LoadedPolicy| Request {
+        document: document.to_string(),
+        source_kind: SourceKind::Kubernetes,
+        operation: prepared.operation,
+        settings: loaded.settings_text.clone(),
+        as_of: prepared.as_of.clone(),
+    };
+    // The name-blind policies' answers for this template, when another object had it.
+    let cached = prepared
+        .template
+        .as_ref()
+        .and_then(|_| set.templates.get(&prepared.template_key));
+    let mut fresh: Vec<(usize, Response)> = Vec::new();
+    let mut complete = true;
+    let mut out = Outcome::default();
+    for (i, loaded) in set.policies.iter().enumerate() {
+        let template = prepared.template.as_ref().filter(|_| loaded.name_blind);
+        if let (Some(t), Some(answers)) = (template, &cached)
+            && let Some((_, response)) = answers.iter().find(|(at, _)| *at == i)
+        {
+            out.add(set, loaded, t.answer(response));
+            continue;
+        }
+        if let Some(t) = template {
+            match loaded
+                .policy
+                .evaluate_async(&request(&t.document, loaded), deadline)
+                .await
+            {
+                Ok(response) => {
+                    out.add(set, loaded, t.answer(&response));
+                    fresh.push((i, response));
+                    continue;
                 }
-                if response.patch.is_some() {
-                    refused_patches.push(name.clone());
-                }
-            }
-            Err(e) => {
-                failures.push(Failure {
-                    policy: name.clone(),
-                    kind: e.kind(),
-                    message: match &e {
-                        computeguard_engine::EvalError::MemoryLimit { .. } => {
-                            format!("{e} (webhook.limits.memoryMiB)")
-                        }
-                        _ => e.to_string(),
-                    },
-                    mode: cfg.failure_mode(name),
-                });
+                // The template's answer is kept only when it has one; the object is then
+                // judged as it is, so a failure is always the object's own.
+                Err(_) => complete = false,
             }
         }
+        match loaded
+            .policy
+            .evaluate_async(&request(&prepared.document, loaded), deadline)
+            .await
+        {
+            Ok(response) => out.add(set, loaded, response),
+            Err(e) => out.fail(set, loaded, &e),
+        }
     }
-    finish(set, prepared, mode, findings, failures, refused_patches)
+    let template = match (&prepared.template, cached) {
+        (None, _) => None,
+        (Some(_), Some(_)) => Some("hit"),
+        (Some(_), None) => {
+            if complete && !fresh.is_empty() {
+                set.templates.insert(prepared.template_key.clone(), fresh);
+            }
+            Some("miss")
+        }
+    };
+    let mut decision = finish(set, prepared, mode, out);
+    decision.template = template;
+    decision
 }
 
 /// Every policy failed with `why` before it ran (answered per each one's failure mode).
@@ -271,18 +390,20 @@ fn unevaluated(set: &PolicySet, prepared: Prepared, mode: Mode, why: &str) -> De
             }
         })
         .collect();
-    finish(set, prepared, mode, Vec::new(), failures, Vec::new())
+    let out = Outcome {
+        failures,
+        ..Outcome::default()
+    };
+    finish(set, prepared, mode, out)
 }
 
 /// The answer for what the policies found and which of them failed.
-fn finish(
-    set: &PolicySet,
-    prepared: Prepared,
-    mode: Mode,
-    findings: Vec<Finding>,
-    failures: Vec<Failure>,
-    refused_patches: Vec<String>,
-) -> Decision {
+fn finish(set: &PolicySet, prepared: Prepared, mode: Mode, out: Outcome) -> Decision {
+    let Outcome {
+        findings,
+        failures,
+        refused_patches,
+    } = out;
     let cfg = &set.webhook;
     let Prepared {
         object,
@@ -316,6 +437,7 @@ fn finish(
         findings,
         failures,
         refused_patches,
+        template: None,
     }
 }
 

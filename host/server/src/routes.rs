@@ -186,6 +186,13 @@ async fn admit(
     let uid = &review.uid;
     let verdict = decision.verdict.as_str();
     count(state, endpoint, verdict);
+    if let Some(result) = decision.template {
+        state
+            .metrics
+            .templates
+            .get_or_create(&metrics::TemplateLabels { result })
+            .inc();
+    }
     for f in &decision.findings {
         state
             .metrics
@@ -222,6 +229,7 @@ async fn admit(
         operation = ?review.operation,
         verdict,
         skipped = decision.skipped.unwrap_or(""),
+        template = decision.template.unwrap_or(""),
         findings = decision.findings.len(),
         duration_us = started.elapsed().as_micros() as u64,
         "admission"

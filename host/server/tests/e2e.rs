@@ -36,6 +36,9 @@ mod held;
 #[path = "e2e/plain.rs"]
 mod plain;
 
+#[path = "e2e/templates.rs"]
+mod templates;
+
 /// A loader driven by a JSON file `{"levels": {...}, "webhook": {...}, "runaway": bool,
 /// "hostile": bool}`,
 /// re-read on every load, so tests can change it and trigger reloads.
@@ -87,12 +90,12 @@ impl Loader for FileLoader {
                 levels.insert(k.clone(), level);
             }
         }
-        Ok(PolicySet {
+        Ok(PolicySet::new(
             policies,
             levels,
             webhook,
-            as_of: Some(AS_OF.into()),
-        })
+            Some(AS_OF.into()),
+        ))
     }
 
     fn watched(&self) -> Vec<PathBuf> {

@@ -127,14 +127,15 @@ impl Loader for CliLoader {
         if let Ok(mut w) = self.watched.lock() {
             *w = Self::files(&config, &self.extra);
         }
-        Ok(PolicySet {
-            // The same loaded policies `check` runs: every built-in rule needs a compute
-            // fact, other policies see every workload (`only_compute_facts`).
-            policies: loaded,
+        // The same loaded policies `check` runs: every built-in rule needs a compute fact,
+        // other policies see every workload (`only_compute_facts`); name-blind packs
+        // answer by template (`name_blind`).
+        Ok(PolicySet::new(
+            loaded,
             levels,
             webhook,
-            as_of: config.as_of.clone(),
-        })
+            config.as_of.clone(),
+        ))
     }
 
     fn watched(&self) -> Vec<PathBuf> {

@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn engine() -> Result<Engine, Box<dyn std::error::Error>> {
+pub(crate) fn engine() -> Result<Engine, Box<dyn std::error::Error>> {
     Ok(Engine::new(EngineConfig {
         cache_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cwasm-cache")),
         ..EngineConfig::default()
@@ -26,21 +26,23 @@ fn engine() -> Result<Engine, Box<dyn std::error::Error>> {
 }
 
 fn set(engine: &Engine, only_compute_facts: bool) -> Result<PolicySet, Box<dyn std::error::Error>> {
-    Ok(PolicySet {
-        policies: vec![LoadedPolicy::new(
+    Ok(PolicySet::new(
+        vec![LoadedPolicy::new(
             engine.load(computeguard_builtins::BUILTINS[0].component, "builtin")?,
             serde_json::json!({}),
             only_compute_facts,
         )],
-        levels: BTreeMap::new(),
-        webhook: WebhookConfig::from_json(&json!({}))?,
-        as_of: Some("2026-11-22".into()),
-    })
+        BTreeMap::new(),
+        WebhookConfig::from_json(&json!({}))?,
+        Some("2026-11-22".into()),
+    ))
 }
 
 /// Every Kubernetes object (with `apiVersion`, `kind`, `metadata.name`) in the files:
 /// documents, `List` items and the `request.object` of AdmissionReviews.
-fn objects(dirs: &[PathBuf]) -> Result<Vec<(String, Value)>, Box<dyn std::error::Error>> {
+pub(crate) fn objects(
+    dirs: &[PathBuf],
+) -> Result<Vec<(String, Value)>, Box<dyn std::error::Error>> {
     let mut out = Vec::new();
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
