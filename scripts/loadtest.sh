@@ -15,7 +15,8 @@
 # measures a server that starts from a warm cache, as a deployed replica does.
 #
 # COMPUTEGUARD_BIN=PATH serves with another build of the binary (A/B comparisons);
-# LOADGEN_BIN=PATH uses another load generator.
+# LOADGEN_BIN=PATH uses another load generator. LOADTEST_PERF=FILE records a CPU profile
+# of the server during the measured run (`perf record -g`; read it with `perf report -i FILE`).
 #
 # Figures and how to read them: docs/benchmarks.md, "Webhook under load".
 set -euo pipefail
@@ -39,7 +40,12 @@ body=()
 [ -n "${LOADTEST_BODY:-}" ] && body=(--body "$LOADTEST_BODY")
 # LOADGEN_ARGS: more load generator flags (e.g. --check).
 read -r -a extra <<<"${LOADGEN_ARGS:-}"
+if [ -n "${LOADTEST_PERF:-}" ]; then
+  perf record -q -F 999 -g -p "$SERVER" -o "$LOADTEST_PERF" -- sleep "$SECONDS_" 2> /dev/null &
+  PERF=$!
+fi
 "$LOADGEN" run --addr 127.0.0.1:18443 --ca "$WORK/ca.pem" --rate "$RATE" --seconds "$SECONDS_" --connections "$CONNS" "${body[@]}" "${extra[@]}" | tee "$WORK/run.txt"
+[ -z "${PERF:-}" ] || wait "$PERF" || true
 after=$(cpu)
 faults_after=$(faults)
 sent=$(awk '/^sent/ {print $2}' "$WORK/run.txt")

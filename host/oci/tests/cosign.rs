@@ -8,9 +8,9 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use base64::Engine as _;
+use computeguard_oci::Digest;
 use computeguard_oci::artifact::{Descriptor, media};
 use computeguard_oci::sign::{self, PublicKey, SIGNATURE_ANNOTATION, SigningKey};
-use computeguard_oci::Digest;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {

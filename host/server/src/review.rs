@@ -126,8 +126,6 @@ pub struct Prepared {
     subject: String,
     /// The object's template, when some policy is name-blind and the cache is on.
     template: Option<Template>,
-    /// The template cache's key: the template, the operation and the date.
-    template_key: String,
     /// The evaluation date.
     as_of: String,
 }
@@ -202,11 +200,11 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
     };
     let as_of = set.as_of.clone().unwrap_or_else(today);
     let template = (set.templates.enabled() && set.policies.iter().any(|p| p.name_blind))
-        .then(|| Template::of(&object, raw.get()))
+        .then(|| {
+            let rest = format!("{:?}\n{as_of}", review.operation);
+            Template::of(&object, raw.get(), &rest)
+        })
         .flatten();
-    let template_key = template.as_ref().map_or_else(String::new, |t| {
-        format!("{}\n{:?}\n{as_of}", t.document, review.operation)
-    });
     let prepared = Prepared {
         document: raw.get().to_string(),
         object,
@@ -214,14 +212,13 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
         operation,
         subject: subject(review),
         template,
-        template_key,
         as_of,
     };
     // Every policy name-blind and this template answered before: decided without a
     // sandbox, with the object's own name in the messages.
-    if prepared.template.is_some()
+    if let Some(t) = &prepared.template
         && set.policies.iter().all(|p| p.name_blind)
-        && let Some(answers) = set.templates.get(&prepared.template_key)
+        && let Some(answers) = set.templates.get(t.key())
     {
         let mut out = Outcome::default();
         for (i, response) in answers.iter() {
@@ -323,7 +320,7 @@ pub async fn evaluate(
     let cached = prepared
         .template
         .as_ref()
-        .and_then(|_| set.templates.get(&prepared.template_key));
+        .and_then(|t| set.templates.get(t.key()));
     let mut fresh: Vec<(usize, Response)> = Vec::new();
     let mut complete = true;
     let mut out = Outcome::default();
@@ -338,7 +335,7 @@ pub async fn evaluate(
         if let Some(t) = template {
             match loaded
                 .policy
-                .evaluate_async(&request(&t.document, loaded), deadline)
+                .evaluate_async(&request(t.document(), loaded), deadline)
                 .await
             {
                 Ok(response) => {
@@ -363,9 +360,9 @@ pub async fn evaluate(
     let template = match (&prepared.template, cached) {
         (None, _) => None,
         (Some(_), Some(_)) => Some("hit"),
-        (Some(_), None) => {
+        (Some(t), None) => {
             if complete && !fresh.is_empty() {
-                set.templates.insert(prepared.template_key.clone(), fresh);
+                set.templates.insert(t.key().to_string(), fresh);
             }
             Some("miss")
         }

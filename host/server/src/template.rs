@@ -40,19 +40,45 @@ const PER_OBJECT: [&str; 6] = [
 /// could also be a word of some message.
 const MIN_PLACEHOLDER: usize = 8;
 
-/// An object's template: the document the name-blind policies evaluate.
+/// An object's template: the document the name-blind policies evaluate, and the key its
+/// answer is kept by.
 #[derive(Debug)]
 pub(crate) struct Template {
-    /// The object without its per-object fields, its name replaced (JSON text).
-    pub document: String,
+    /// The object without its per-object fields, its name replaced (JSON text), followed
+    /// by the rest of the key.
+    key: String,
+    /// Where the document ends in `key`.
+    document_len: usize,
     /// The placeholder and the name it stands for, when the name was replaced.
     name: Option<(String, String)>,
 }
 
+/// The object with `metadata` in place of its own, written without copying the rest.
+struct WithMetadata<'a> {
+    fields: &'a serde_json::Map<String, Value>,
+    metadata: &'a serde_json::Map<String, Value>,
+}
+
+impl serde::Serialize for WithMetadata<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.fields.len()))?;
+        for (k, v) in self.fields {
+            if k == "metadata" {
+                map.serialize_entry(k, self.metadata)?;
+            } else {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        map.end()
+    }
+}
+
 impl Template {
-    /// The template of the Kubernetes object `object` (`raw`: its text as sent), or
-    /// `None` when it has no `metadata` mapping.
-    pub fn of(object: &Value, raw: &str) -> Option<Template> {
+    /// The template of the Kubernetes object `object` (`raw`: its text as sent), kept
+    /// under its text followed by `rest` (what else the answer depends on: operation and
+    /// date); `None` when it has no `metadata` mapping.
+    pub fn of(object: &Value, raw: &str, rest: &str) -> Option<Template> {
         let Value::Object(fields) = object else {
             return None;
         };
@@ -76,12 +102,29 @@ impl Template {
         if let Some((placeholder, _)) = &name {
             metadata.insert("name".into(), Value::String(placeholder.clone()));
         }
-        let mut template = fields.clone();
-        template.insert("metadata".into(), Value::Object(metadata));
+        let mut key = serde_json::to_string(&WithMetadata {
+            fields,
+            metadata: &metadata,
+        })
+        .ok()?;
+        let document_len = key.len();
+        key.push('\n');
+        key.push_str(rest);
         Some(Template {
-            document: Value::Object(template).to_string(),
+            key,
+            document_len,
             name,
         })
+    }
+
+    /// The template as JSON text: what the name-blind policies evaluate.
+    pub fn document(&self) -> &str {
+        &self.key[..self.document_len]
+    }
+
+    /// What its answer is kept by: the document and what else the answer depends on.
+    pub fn key(&self) -> &str {
+        &self.key
     }
 
     /// `response` (the template's answer) as the object's: its name where the
@@ -238,13 +281,14 @@ mod tests {
         let a = pod("train-7d9f8-x2x7q", "1");
         let b = pod("train-7d9f8-k9zzt", "2");
         let (ta, tb) = (
-            Template::of(&a, &a.to_string()).unwrap(),
-            Template::of(&b, &b.to_string()).unwrap(),
+            Template::of(&a, &a.to_string(), "").unwrap(),
+            Template::of(&b, &b.to_string(), "").unwrap(),
         );
-        assert_eq!(ta.document, tb.document);
-        assert!(!ta.document.contains("\"uid\""));
-        assert!(!ta.document.contains("creationTimestamp"));
-        let t: Value = serde_json::from_str(&ta.document).unwrap();
+        assert_eq!(ta.document(), tb.document());
+        assert_eq!(ta.key(), format!("{}\n", ta.document()));
+        assert!(!ta.document().contains("\"uid\""));
+        assert!(!ta.document().contains("creationTimestamp"));
+        let t: Value = serde_json::from_str(ta.document()).unwrap();
         let placeholder = t["metadata"]["name"].as_str().unwrap();
         assert_eq!(placeholder.len(), "train-7d9f8-x2x7q".len());
         assert_eq!(t["metadata"]["generateName"], "train-7d9f8-");
@@ -252,28 +296,28 @@ mod tests {
         let mut c = pod("train-7d9f8-x2x7q", "3");
         c["spec"]["containers"][0]["image"] = json!("tensorflow");
         assert_ne!(
-            Template::of(&c, &c.to_string()).unwrap().document,
-            ta.document
+            Template::of(&c, &c.to_string(), "").unwrap().document(),
+            ta.document()
         );
     }
 
     #[test]
     fn short_names_and_objects_that_contain_the_placeholder_keep_their_name() {
         let short = json!({"kind": "Pod", "metadata": {"name": "web"}});
-        let t = Template::of(&short, &short.to_string()).unwrap();
-        assert!(t.document.contains("\"web\""));
+        let t = Template::of(&short, &short.to_string(), "").unwrap();
+        assert!(t.document().contains("\"web\""));
         let name = "abcdefghijkl";
         let sneaky = json!({"kind": "Pod", "metadata": {"name": name,
             "labels": {"x": placeholder(name.len())}}});
-        let t = Template::of(&sneaky, &sneaky.to_string()).unwrap();
-        assert!(t.document.contains(name));
+        let t = Template::of(&sneaky, &sneaky.to_string(), "").unwrap();
+        assert!(t.document().contains(name));
         assert!(t.name.is_none());
     }
 
     #[test]
     fn answers_get_the_name_back_everywhere_it_shows() {
         let object = json!({"kind": "Pod", "metadata": {"name": "trainer-0001"}});
-        let t = Template::of(&object, &object.to_string()).unwrap();
+        let t = Template::of(&object, &object.to_string(), "").unwrap();
         let p = placeholder("trainer-0001".len());
         let response = Response {
             violations: vec![computeguard_engine::Violation {
