@@ -148,17 +148,15 @@ fn serve_runs_from_the_config_reloads_on_sighup_and_drains_on_sigterm() {
         "{r}"
     );
     // One JSON object per request, with the uid and the verdict.
-    assert!(
-        wait_log(&mut seen, r#""uid":"first""#),
-        "request logged: {seen:?}"
-    );
-    let line = seen
-        .iter()
-        .find(|l| l.contains(r#""uid":"first""#))
-        .expect("log line");
-    let v: Value = serde_json::from_str(line).expect("a JSON log line");
-    assert_eq!(v["fields"]["verdict"], "denied", "{line}");
-    assert_eq!(v["fields"]["template"], "miss", "{line}");
+    let mut logged = |uid: &str| -> Value {
+        let needle = format!(r#""uid":"{uid}""#);
+        assert!(wait_log(&mut seen, &needle), "request logged: {seen:?}");
+        let line = seen.iter().find(|l| l.contains(&needle)).expect("log line");
+        serde_json::from_str(line).expect("a JSON log line")
+    };
+    let v = logged("first");
+    assert_eq!(v["fields"]["verdict"], "denied", "{v}");
+    assert_eq!(v["fields"]["template"], "miss", "{v}");
     // The same object again is answered from its template, with the same answer.
     let again = post("again");
     assert_eq!(again["uid"], "again");
@@ -166,13 +164,7 @@ fn serve_runs_from_the_config_reloads_on_sighup_and_drains_on_sigterm() {
         (&again["allowed"], &again["status"], &again["warnings"]),
         (&r["allowed"], &r["status"], &r["warnings"])
     );
-    assert!(wait_log(&mut seen, r#""uid":"again""#), "{seen:?}");
-    let line = seen
-        .iter()
-        .find(|l| l.contains(r#""uid":"again""#))
-        .expect("log line");
-    let v: Value = serde_json::from_str(line).expect("a JSON log line");
-    assert_eq!(v["fields"]["template"], "hit", "{line}");
+    assert_eq!(logged("again")["fields"]["template"], "hit");
     let metrics = rt.block_on(async {
         let mut c = Connection::open(addr, "localhost", tls.clone())
             .await

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-pub(crate) fn root() -> PathBuf {
+fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
@@ -80,20 +80,24 @@ pub(crate) fn objects(
     Ok(out)
 }
 
-#[test]
-fn plain_workloads_get_the_same_answer_without_a_sandbox() -> TestResult {
-    let engine = engine()?;
-    let (skipping, evaluating) = (set(&engine, true)?, set(&engine, false)?);
+/// Every Kubernetes object of the repository's fixtures and the shared corpus.
+pub(crate) fn every_object() -> Result<Vec<(String, Value)>, Box<dyn std::error::Error>> {
     let fixtures = root().join("tests/fixtures");
-    let dirs = [
+    objects(&[
         fixtures.join("admission-review"),
         fixtures.join("kubernetes"),
         fixtures.join("workloads"),
         fixtures.join("audit"),
         root().join("../shared/corpus/k8s-pods"),
         root().join("../shared/corpus/admission-review"),
-    ];
-    let objects = objects(&dirs)?;
+    ])
+}
+
+#[test]
+fn plain_workloads_get_the_same_answer_without_a_sandbox() -> TestResult {
+    let engine = engine()?;
+    let (skipping, evaluating) = (set(&engine, true)?, set(&engine, false)?);
+    let objects = every_object()?;
     assert!(objects.len() >= 50, "only {} objects", objects.len());
     let mut skipped = Vec::new();
     for (i, (file, object)) in objects.iter().enumerate() {

@@ -3,7 +3,7 @@
 //! its own name in the messages; a policy that is not name-blind still runs on every
 //! object.
 
-use super::plain::{engine, objects, root};
+use super::plain::{engine, every_object};
 use computeguard_engine::Engine;
 use computeguard_server::admission;
 use computeguard_server::review::decide;
@@ -82,15 +82,7 @@ fn templates_answer_as_each_object_would() -> TestResult {
     let engine = engine()?;
     let direct = set(vec![builtin(&engine, false)?])?;
     let templated = set(vec![builtin(&engine, true)?])?;
-    let fixtures = root().join("tests/fixtures");
-    let objects = objects(&[
-        fixtures.join("admission-review"),
-        fixtures.join("kubernetes"),
-        fixtures.join("workloads"),
-        fixtures.join("audit"),
-        root().join("../shared/corpus/k8s-pods"),
-        root().join("../shared/corpus/admission-review"),
-    ])?;
+    let objects = every_object()?;
     assert!(objects.len() >= 50, "only {} objects", objects.len());
     let (mut hits, mut with_findings) = (0, 0);
     for (i, (file, object)) in objects.iter().enumerate() {
