@@ -297,12 +297,7 @@ impl Config {
                     _ => return Err(fail(&ptr, what.into())),
                 };
                 cfg.policies.push(PolicyRef {
-                    // `oci://` references stay as written (the oci module resolves them).
-                    path: if computeguard_oci::Reference::is_oci(&file) {
-                        PathBuf::from(file)
-                    } else {
-                        base.join(file)
-                    },
+                    path: resolve(base, &file),
                     digest,
                 });
             }
@@ -317,13 +312,7 @@ impl Config {
                     )
                 })?
                 .iter()
-                .map(|f| {
-                    if computeguard_oci::Reference::is_oci(f) {
-                        PathBuf::from(f)
-                    } else {
-                        base.join(f)
-                    }
-                })
+                .map(|f| resolve(base, f))
                 .collect();
         }
         cfg.oci = crate::verify::parse(root, base, &fail)?;
@@ -527,6 +516,16 @@ impl Config {
             .filter(|(id, _)| !known.contains(id))
             .map(|(id, line)| (id.as_str(), *line))
             .collect()
+    }
+}
+
+/// A path the configuration names, against its directory; an `oci://` reference stays
+/// as written (the oci module resolves it).
+fn resolve(base: &Path, file: &str) -> PathBuf {
+    if computeguard_oci::Reference::is_oci(file) {
+        PathBuf::from(file)
+    } else {
+        base.join(file)
     }
 }
 

@@ -222,7 +222,7 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
     {
         let mut out = Outcome::default();
         for (i, response) in answers.iter() {
-            if let (Some(loaded), Some(t)) = (set.policies.get(*i), &prepared.template) {
+            if let Some(loaded) = set.policies.get(*i) {
                 out.add(set, loaded, t.answer(response));
             }
         }
