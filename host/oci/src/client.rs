@@ -403,12 +403,18 @@ impl Client {
         })?;
         let mut challenged = false;
         let mut redirects = 0;
+        // Credentials are for the registry only: a challenge from a host it redirected to
+        // is a refusal, never answered with them.
+        let registry = uri.authority().cloned();
         loop {
             let answer = self
                 .once(&method, &uri, &headers, &body, limit, what)
                 .await?;
             match answer.status.as_u16() {
-                401 if !challenged && !matches!(creds, Credentials::Bearer(_)) => {
+                401 if !challenged
+                    && !matches!(creds, Credentials::Bearer(_))
+                    && uri.authority() == registry.as_ref() =>
+                {
                     challenged = true;
                     let challenge = answer
                         .headers
@@ -444,6 +450,13 @@ impl Client {
                         status: answer.status.as_u16(),
                         body: format!("a redirect to `{loc}`"),
                     })?;
+                    if uri.scheme_str() == Some("https") && next.scheme_str() != Some("https") {
+                        return Err(Error::Registry {
+                            what: what.to_string(),
+                            status: answer.status.as_u16(),
+                            body: "a redirect from HTTPS to plain HTTP".into(),
+                        });
+                    }
                     if next.authority() != uri.authority() {
                         // Blob storage (ACR redirects to Azure Storage with a SAS URL)
                         // never gets the registry's credentials.

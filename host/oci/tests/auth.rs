@@ -450,3 +450,50 @@ fn token_a_token_service_that_is_down_is_the_registry_unreachable() {
     assert!(err.is_unreachable(), "{err}");
     assert!(err.to_string().contains("503"), "{err}");
 }
+
+/// A stub HTTP server on loopback answering every request with `answer` (a status line and
+/// headers), recording each request's head.
+fn stub(answer: String) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && conn.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            log.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&head).into_owned());
+            let _ = conn.write_all(
+                format!("{answer}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").as_bytes(),
+            );
+        }
+    });
+    (port, seen)
+}
+
+/// A registry that redirects to another host never gets that host its credentials, even
+/// when the other host asks for them with a challenge of its own.
+#[test]
+fn credentials_never_follow_a_redirect_to_another_host() {
+    let (other, seen_by_other) =
+        stub("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"elsewhere\"".into());
+    let (registry, _) = stub(format!(
+        "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://localhost:{other}/v2/p/x/manifests/1"
+    ));
+    let r = Reference::parse(&format!("oci://127.0.0.1:{registry}/p/x:1")).unwrap();
+    let err = block(client(basic("alice", "secret")).pull_artifact(&r)).unwrap_err();
+    let seen = seen_by_other.lock().unwrap();
+    assert!(!seen.is_empty(), "the redirect was followed: {err}");
+    assert!(
+        seen.iter()
+            .all(|h| !h.to_ascii_lowercase().contains("authorization")),
+        "credentials sent to the other host: {seen:?}"
+    );
+}
