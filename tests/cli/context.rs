@@ -220,6 +220,79 @@ fn quota_is_judged_over_every_file_of_the_change() {
     }
 }
 
+/// The change-wide sums read each file as `check` does, `--var-file` values included: a
+/// Terraform pool whose size and count come from a var file counts toward the quota the
+/// other files are judged against.
+#[test]
+fn quota_sums_apply_the_var_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let quota = fixtures().join("context/quota");
+    for f in [
+        "a.bicep",
+        "computeguard.yaml",
+        "eastus-skus.json",
+        "eastus-usage.json",
+    ] {
+        std::fs::copy(quota.join(f), dir.path().join(f)).expect("copy");
+    }
+    std::fs::create_dir(dir.path().join("tf")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("tf/main.tf"),
+        r#"variable "size" { type = string }
+variable "nodes" { type = number }
+resource "azurerm_kubernetes_cluster" "c" {
+  name     = "aks-c"
+  location = "eastus"
+  default_node_pool {
+    name       = "gpuc"
+    vm_size    = var.size
+    node_count = var.nodes
+  }
+}
+"#,
+    )
+    .expect("tf");
+    std::fs::write(
+        dir.path().join("prod.tfvars"),
+        "size = \"Standard_NV6\"\nnodes = 3\n",
+    )
+    .expect("tfvars");
+    let out = run_in(
+        dir.path(),
+        &[
+            "check",
+            "--format",
+            "json",
+            "--var-file",
+            "prod.tfvars",
+            "a.bicep",
+            "tf/main.tf",
+        ],
+    )
+    .expect("run");
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let messages: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule"] == "quota-sufficient")
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap_or_default().to_string(),
+                f["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(messages.len(), 2, "{messages:?} {}", stderr(&out));
+    for (file, m) in &messages {
+        assert!(
+            m.contains("this change needs 36 vCPUs of family standardNVFamily in eastus (18 in this document)"),
+            "{file}: {m}"
+        );
+    }
+}
+
 /// Azure ML's own quota named in `computeguard.yaml` (`azure.mlUsage`): an Azure ML
 /// cluster over its family's free quota is a warning naming Azure ML's entry and the
 /// numbers; two clusters that fit alone are judged together against Azure ML's regional

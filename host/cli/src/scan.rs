@@ -1085,11 +1085,12 @@ pub fn open_facts(
 }
 
 /// A file decoded the way `check` decodes it (the format from the name, else the content;
-/// Terraform with its folder's variables), with the source kind to evaluate it as. For
-/// `computeguard test` fixtures.
+/// Terraform with its folder's variables and `var_files`, `--var-file` values), with the
+/// source kind to evaluate it as. For `computeguard test` fixtures and check's pre-pass.
 pub fn decode_like_check(
     path: &Path,
     text: &str,
+    var_files: &[terraform::VarFile],
 ) -> Result<(Vec<Document>, Option<computeguard_engine::SourceKind>), String> {
     let syntax = Syntax::of(path).unwrap_or_else(|| Syntax::sniff(text));
     if syntax == Syntax::Terraform(terraform::Kind::Vars) {
@@ -1097,7 +1098,7 @@ pub fn decode_like_check(
             "a Terraform variable definitions file holds no resources; use the .tf file".into(),
         );
     }
-    let docs = syntax.decode(path, text, &[]).map_err(|e| {
+    let docs = syntax.decode(path, text, var_files).map_err(|e| {
         format!(
             "invalid {} at line {}, column {}: {}",
             syntax.name(),
@@ -1111,8 +1112,12 @@ pub fn decode_like_check(
 
 /// A file decoded the way `check` decodes it, with the source its readers take it as
 /// (`computeguard inspect`).
-pub fn decode_for_model(path: &Path, text: &str) -> Result<(Vec<Document>, Source), String> {
-    let (docs, _) = decode_like_check(path, text)?;
+pub fn decode_for_model(
+    path: &Path,
+    text: &str,
+    var_files: &[terraform::VarFile],
+) -> Result<(Vec<Document>, Source), String> {
+    let (docs, _) = decode_like_check(path, text, var_files)?;
     let syntax = Syntax::of(path).unwrap_or_else(|| Syntax::sniff(text));
     let source = match syntax {
         Syntax::Terraform(_) => Source::Terraform,

@@ -96,6 +96,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             &files,
             &as_of,
             max_file_bytes,
+            &var_files,
         )?;
     }
     let scan = scan::Scan {
@@ -253,6 +254,7 @@ fn judge_quota_together(
     files: &[scan::Input],
     as_of: &str,
     max_file_bytes: u64,
+    var_files: &[(std::path::PathBuf, serde_json::Value)],
 ) -> anyhow::Result<()> {
     if context.usage_regions.is_empty()
         || config.rules.get("quota-sufficient") == Some(&computeguard_policyset::Level::Off)
@@ -266,7 +268,7 @@ fn judge_quota_together(
         config,
         as_of: as_of.to_string(),
         max_file_bytes,
-        var_files: Vec::new(),
+        var_files: var_files.to_vec(),
     }
     .declared_quota(files);
     if totals.is_empty() {

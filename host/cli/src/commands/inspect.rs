@@ -65,7 +65,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<Outcome> {
     for path in &args.files {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("`{}`: cannot read: {e}", path.display()))?;
-        let (docs, source) = scan::decode_for_model(path, &text)
+        let (docs, source) = scan::decode_for_model(path, &text, &[])
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         let name = path.display().to_string();
         for doc in &docs {

@@ -172,7 +172,7 @@ fn run_case(
             let path = pack.parent().unwrap_or(Path::new(".")).join(f);
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("cannot read `{}`", path.display()))?;
-            let (docs, kind) = crate::scan::decode_like_check(&path, &text)
+            let (docs, kind) = crate::scan::decode_like_check(&path, &text, &[])
                 .map_err(|e| anyhow!("{}: {e}", path.display()))?;
             let doc = docs
                 .into_iter()

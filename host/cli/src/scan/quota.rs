@@ -14,14 +14,15 @@ pub type Totals = BTreeMap<String, BTreeMap<String, u64>>;
 
 impl Scan<'_> {
     /// The sums over every document of `inputs` that decodes (the others are reported by
-    /// the evaluation itself). Needs the context installed in this process.
+    /// the evaluation itself), with the `--var-file` values `check` applies. Needs the
+    /// context installed in this process.
     pub fn declared_quota(&self, inputs: &[Input]) -> Totals {
         let mut totals = Totals::new();
         for input in inputs {
             let Ok(text) = self.read(input) else {
                 continue;
             };
-            let Ok((docs, source)) = decode_for_model(&input.path, &text) else {
+            let Ok((docs, source)) = decode_for_model(&input.path, &text, &self.var_files) else {
                 continue;
             };
             for doc in docs {
