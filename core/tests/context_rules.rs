@@ -604,6 +604,35 @@ fn unknown_family_and_missing_node_count_are_info() {
     );
 }
 
+/// The regional total counts every pool of the region: one whose node count is unknown
+/// leaves it unknown for the others too, never smaller. Two NC24 nodes (48 vCPUs) fit
+/// the family and the 100 free of the total, but the D4s pool beside them has no count.
+#[test]
+fn a_pool_of_unknown_size_leaves_the_regional_total_unknown() {
+    let doc = aks(
+        "eastus",
+        json!([
+            {"name": "nc", "vmSize": "Standard_NC24", "count": 2, "enableAutoScaling": false},
+            {"name": "cpu", "vmSize": "Standard_D4s_v3", "enableAutoScaling": false}
+        ]),
+    );
+    let out = evaluate(&doc, Source::Arm);
+    let f = findings(&out, "quota-sufficient");
+    let nc: Vec<&Violation> = f
+        .iter()
+        .filter(|v| v.resource_name == "aks-gpu/nc")
+        .collect();
+    assert_eq!(nc.len(), 1, "{:#?}", out.violations);
+    assert_eq!(nc[0].severity, Severity::Info);
+    assert!(
+        nc[0]
+            .message
+            .contains("AKS node pool aks-gpu/cpu declares no node count"),
+        "{}",
+        nc[0].message
+    );
+}
+
 /// A Spot pool draws on the regional Spot total (lowPriorityCores, 100 free), not on its
 /// family's quota or the regional total; a region without usage is silent.
 #[test]

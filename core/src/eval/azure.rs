@@ -451,10 +451,9 @@ fn demand_of(facts: &AzureFacts, resources: &[Resource]) -> (Vec<Part>, Demand) 
                 (Err(e), _) => Err(e.clone()),
                 (_, Err(e)) => Err(e),
             };
+            // A part the regional total cannot count leaves it incomplete, never smaller.
             if let Draw::AzureMl { low_priority } = part.draw {
-                if let Ok(n) = need {
-                    demand.add(region, Counter::MlRegional(low_priority), Ok(n));
-                }
+                demand.add(region, Counter::MlRegional(low_priority), need.clone());
                 if let Some(family) = family_of(facts, sku) {
                     demand.add(
                         region,
@@ -465,9 +464,7 @@ fn demand_of(facts: &AzureFacts, resources: &[Resource]) -> (Vec<Part>, Demand) 
             } else if part.draw == Draw::Spot {
                 demand.add(region, Counter::Spot, need);
             } else {
-                if let Ok(n) = need {
-                    demand.add(region, Counter::Regional, Ok(n));
-                }
+                demand.add(region, Counter::Regional, need.clone());
                 if let Some(family) = family_of(facts, sku) {
                     demand.add(region, Counter::Family(&family_key(&family)), need);
                 }
@@ -831,11 +828,9 @@ fn ml_quota_view(
         v.regional_free = free;
         v.regional_limit = limit;
     }
-    v.regional_needed = Some(as_i64(
-        demand
-            .get(reg, Counter::MlRegional(low_priority))
-            .map_or(0, |t| t.vcpus),
-    ));
+    let regional = demand.get(reg, Counter::MlRegional(low_priority));
+    v.regional_needed = Some(as_i64(regional.map_or(0, |t| t.vcpus)));
+    reasons.extend(regional.and_then(|t| t.missing.clone()));
     match family_of(facts, sku) {
         None => reasons.push(format!(
             "the quota family of {sku} is not known: give a SKU list that has the size \
@@ -875,7 +870,9 @@ fn ml_quota_view(
     if let Err(e) = &part.nodes {
         reasons.push(e.clone());
     }
-    reasons.dedup();
+    // The same reason can come from the family's and the regional total's sums.
+    let mut said = std::collections::BTreeSet::new();
+    reasons.retain(|r| said.insert(r.clone()));
     v.known = reasons.is_empty();
     if !v.known {
         v.reason = Some(reasons.join("; "));
@@ -951,9 +948,9 @@ fn quota_view(
                 v.regional_free = Some(free);
                 v.regional_limit = Some(limit);
             }
-            v.regional_needed = Some(as_i64(
-                demand.get(&reg, Counter::Regional).map_or(0, |t| t.vcpus),
-            ));
+            let regional = demand.get(&reg, Counter::Regional);
+            v.regional_needed = Some(as_i64(regional.map_or(0, |t| t.vcpus)));
+            reasons.extend(regional.and_then(|t| t.missing.clone()));
         }
         let family = family_of(facts, sku);
         match &family {
@@ -984,7 +981,9 @@ fn quota_view(
     if let Some(Err(e)) = mine.map(|p| &p.nodes) {
         reasons.push(e.clone());
     }
-    reasons.dedup();
+    // The same reason can come from the family's and the regional total's sums.
+    let mut said = std::collections::BTreeSet::new();
+    reasons.retain(|r| said.insert(r.clone()));
     v.known = reasons.is_empty();
     if !v.known {
         v.reason = Some(reasons.join("; "));
