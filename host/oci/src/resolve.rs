@@ -35,7 +35,10 @@ impl Trust {
         }
         let mut b = globset::GlobSetBuilder::new();
         for p in require {
-            b.add(globset::Glob::new(p).map_err(|e| Error::Format {
+            // Registry names are case-insensitive (the reference is read lowercased) and
+            // repositories lowercase: `oci://MyACR.azurecr.io/*` must not match nothing.
+            let glob = globset::GlobBuilder::new(p).case_insensitive(true).build();
+            b.add(glob.map_err(|e| Error::Format {
                 what: format!("verify.require pattern `{p}`"),
                 reason: e.to_string(),
             })?);
@@ -306,4 +309,21 @@ pub async fn sign(client: &Client, r: &Reference, key: &SigningKey) -> Result<(D
     client.push_blob(r, &config).await?;
     client.push_manifest(r, &tag, &manifest.to_bytes()?).await?;
     Ok((digest, tag))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_require_pattern_matches_the_registry_whatever_its_case() {
+        let trust = Trust::new(Vec::new(), &["oci://MyACR.azurecr.io/*".into()]).unwrap();
+        let r = Reference::parse("oci://myacr.azurecr.io/policies/gpu-extra:1.2").unwrap();
+        assert!(trust.requires(&r));
+        let r = Reference::parse("oci://MYACR.AZURECR.IO/policies/gpu-extra:1.2").unwrap();
+        assert!(trust.requires(&r));
+        let other = Reference::parse("oci://other.azurecr.io/policies/gpu-extra:1.2").unwrap();
+        assert!(!trust.requires(&other));
+    }
 }
