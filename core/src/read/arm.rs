@@ -63,6 +63,14 @@ pub fn recognise(doc: &Value) -> bool {
         && obj.get("properties").is_some_and(Value::is_object)
 }
 
+/// Evaluates `value` (a JSON value whose strings may be ARM expressions, as in a template) in
+/// the scope of `template`'s parameters (their `defaultValue`) and variables: the value, or
+/// `None` when any part is known only at deploy time. The host binds the parameters a Bicep
+/// module call passes with it.
+pub fn evaluate(template: &Value, value: &Value) -> Option<Value> {
+    Scope::from_template(template).value(value, 0)
+}
+
 fn is_template(doc: &Value) -> bool {
     let resource = |r: &Value| {
         r.get("type").is_some_and(Value::is_string)
@@ -933,6 +941,9 @@ const POOL_FIELDS: &[(&str, &str)] = &[
     ("kubernetesVersion", "/orchestratorVersion"),
     ("priority", "/scaleSetPriority"),
     ("gpuInstanceProfile", "/gpuInstanceProfile"),
+    ("poolMode", "/mode"),
+    ("osSku", "/osSKU"),
+    ("gpuDriver", "/gpuProfile/driver"),
     ("taints", "/nodeTaints"),
     ("zones", "/availabilityZones"),
 ];
@@ -1204,6 +1215,23 @@ pub(super) fn read_agent_pool(r: &mut Resource, p: &Value, ptr: &str) {
             "gpuInstanceProfile".into(),
             format!("{ptr}/gpuInstanceProfile"),
         );
+    }
+    if let Some(m) = p.get("mode").and_then(Value::as_str) {
+        r.pool_mode = Some(m.to_ascii_lowercase());
+        r.fields.insert("poolMode".into(), format!("{ptr}/mode"));
+    }
+    // ARM and ASO spell it `osSKU`, `az` output `osSku`.
+    if let Some((key, os)) = ["osSKU", "osSku"]
+        .iter()
+        .find_map(|k| p.get(*k).and_then(Value::as_str).map(|v| (*k, v)))
+    {
+        r.os_sku = Some(os.to_string());
+        r.fields.insert("osSku".into(), format!("{ptr}/{key}"));
+    }
+    if let Some(d) = p.at("/gpuProfile/driver").and_then(Value::as_str) {
+        r.gpu_driver = Some(d.to_ascii_lowercase());
+        r.fields
+            .insert("gpuDriver".into(), format!("{ptr}/gpuProfile/driver"));
     }
     if let Some(pr) = p.get("scaleSetPriority").and_then(Value::as_str) {
         r.priority = Some(if pr.eq_ignore_ascii_case("spot") {

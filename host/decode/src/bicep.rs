@@ -7,11 +7,14 @@
 //! - `var y = ...` becomes `variables.y`;
 //! - `resource sym 'Type@version' = {...}` becomes an entry of `resources` with `type`,
 //!   `apiVersion`, `symbolicName` and the body's properties; `existing` adds `"existing": true`,
-//!   `if (c)` a `condition`, a `[for ...]` loop a `copy`; a nested `resource` goes to the
+//!   `if (c)` a `condition`, a `[for ...]` loop a `copy` (the loop's item is
+//!   `<collection>[copyIndex()]` and its index `copyIndex()`, as `bicep build` writes them);
+//!   a nested `resource` goes to the
 //!   entry's own `resources` with its relative type; `parent: sym` becomes an ARM name
 //!   `[format('{0}/{1}', <parent name>, <name>)]`;
 //! - `module sym 'file' = {...}` becomes a `Microsoft.Resources/deployments` entry with its
-//!   `params` as `properties.parameters` (the module's file is not read);
+//!   `params` as `properties.parameters` and the path as written in `module` (the module's
+//!   file is not read here; the CLI follows local modules);
 //! - literals stay JSON values; a reference to a parameter or variable becomes
 //!   `[parameters('x')]` / `[variables('y')]`, and any other expression the ARM expression it
 //!   compiles to (`[resourceGroup().location]`, `[concat('vnet-', parameters('n'))]`), which
@@ -21,8 +24,13 @@
 //! facts and are skipped.
 
 use serde_json::Value;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node as TsNode;
+
+mod params;
+
+pub use params::{BicepParams, decode_bicepparam};
 
 use crate::text::LineIndex;
 use crate::tree::{Kind, Node};
@@ -59,6 +67,7 @@ pub fn decode_bicep(text: &str) -> Result<Document, DecodeError> {
         params: BTreeSet::new(),
         vars: BTreeSet::new(),
         names: BTreeMap::new(),
+        loops: RefCell::new(Vec::new()),
     };
     ctx.declare(root);
     let node = ctx.infrastructure(root);
@@ -152,6 +161,8 @@ struct Ctx<'a> {
     vars: BTreeSet<String>,
     /// Resource symbol -> the ARM expression of its name (for `parent:` and `sym.name`).
     names: BTreeMap<String, String>,
+    /// Loop variables in scope, innermost last: the name and the ARM expression it stands for.
+    loops: RefCell<Vec<(String, String)>>,
 }
 
 /// Named children that carry meaning (comments are never data).
@@ -331,6 +342,7 @@ impl Ctx<'_> {
             r.set("existing", self.span(st), Node::scalar(self.span(st), true));
         }
         let (body, condition, loop_source) = self.body_parts(st);
+        let mark = self.bind_loop(st, loop_source);
         if let Some(cond) = condition {
             r.set("condition", self.span(cond), self.value(cond));
         }
@@ -403,7 +415,46 @@ impl Ctx<'_> {
                 },
             );
         }
+        self.loops.borrow_mut().truncate(mark);
         Some(r)
+    }
+
+    /// Binds the variables of the `[for ...]` loop of the declaration `st` (iterating
+    /// `source`) as `bicep build` compiles them: the item is `<source>[copyIndex()]`, the
+    /// index `copyIndex()`. Returns the mark to truncate the bindings to afterwards.
+    fn bind_loop(&self, st: TsNode, source: Option<TsNode>) -> usize {
+        let mark = self.loops.borrow().len();
+        let (Some(source), Some(lp)) = (
+            source,
+            children(st)
+                .into_iter()
+                .find(|c| c.kind() == "for_statement"),
+        ) else {
+            return mark;
+        };
+        let collection = self.arm(source);
+        let mut bound = Vec::new();
+        if let Some(item) = lp.child_by_field_name("initializer") {
+            bound.push((
+                self.src(item).to_string(),
+                format!("{collection}[copyIndex()]"),
+            ));
+        } else if let Some(params) = child_of(lp, "for_loop_parameters") {
+            for p in children(params) {
+                match p.kind() {
+                    "loop_variable" => bound.push((
+                        self.src(p).to_string(),
+                        format!("{collection}[copyIndex()]"),
+                    )),
+                    "loop_enumerator" => {
+                        bound.push((self.src(p).to_string(), "copyIndex()".to_string()))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.loops.borrow_mut().extend(bound);
+        mark
     }
 
     /// The object body of a resource or module, its `if` condition and its loop source.
@@ -483,9 +534,26 @@ impl Ctx<'_> {
                 ),
             );
         }
-        let (body, condition, _) = self.body_parts(st);
+        let (body, condition, loop_source) = self.body_parts(st);
+        let mark = self.bind_loop(st, loop_source);
         if let Some(cond) = condition {
             m.set("condition", self.span(cond), self.value(cond));
+        }
+        if let Some(src) = loop_source {
+            let mut copy = Node::object(self.span(src));
+            if let Some(sym) = child_of(st, "identifier") {
+                copy.set(
+                    "name",
+                    self.span(sym),
+                    Node::scalar(self.span(sym), self.src(sym)),
+                );
+            }
+            copy.set(
+                "count",
+                self.span(src),
+                Node::scalar(self.span(src), format!("[length({})]", self.arm(src))),
+            );
+            m.set("copy", self.span(src), copy);
         }
         let mut props = Node::object(at);
         props.set("mode", at, Node::scalar(at, "Incremental"));
@@ -511,6 +579,7 @@ impl Ctx<'_> {
             }
         }
         m.set("properties", at, props);
+        self.loops.borrow_mut().truncate(mark);
         m
     }
 
@@ -607,7 +676,16 @@ impl Ctx<'_> {
         match n.kind() {
             "identifier" | "compatible_identifier" => {
                 let name = self.src(n);
-                if self.params.contains(name) {
+                let bound = self
+                    .loops
+                    .borrow()
+                    .iter()
+                    .rev()
+                    .find(|(v, _)| v == name)
+                    .map(|(_, e)| e.clone());
+                if let Some(e) = bound {
+                    e
+                } else if self.params.contains(name) {
                     format!("parameters({})", quote(name))
                 } else if self.vars.contains(name) {
                     format!("variables({})", quote(name))
@@ -941,7 +1019,11 @@ module m 'child.bicep' = {
             v["resources"][1]["copy"]["count"],
             "[length(parameters('pools'))]"
         );
-        assert_eq!(v["resources"][1]["name"], "[reference('p').name]");
+        // The loop item is the collection at `copyIndex()`, as `bicep build` writes it.
+        assert_eq!(
+            v["resources"][1]["name"],
+            "[parameters('pools')[copyIndex()].name]"
+        );
         assert_eq!(v["resources"][2]["type"], "Microsoft.Resources/deployments");
         assert_eq!(
             v["resources"][2]["properties"]["parameters"]["sku"]["value"],

@@ -94,7 +94,7 @@ mod text;
 mod tree;
 mod yaml;
 
-pub use bicep::decode_bicep;
+pub use bicep::{BicepParams, decode_bicep, decode_bicepparam};
 pub use error::{DecodeError, Message, Syntax};
 pub use json::decode_json;
 pub use positions::{Positions, Span, escape_key};
