@@ -48,7 +48,7 @@ fn main() {
             }
         }
         let row = format!(
-            "SkuFacts {{ name: {name:?}, series: {series:?}, category: {category:?}, vendor: {vendor:?}, gpu_model: {model:?}, architecture: {arch:?}, compute_capability: {cc:?}, gpu_count: {count:?}, vcpus: {vcpus:?}, memory_gib: {memory:?}, family: None, infiniband: {ib:?}, rdma: {rdma:?}, isolated: {iso:?}, status: {status:?}, retirement_date: {retirement:?}, mig_capable: {mig:?}, aks_supported: {aks:?}, kaito_supported: {kaito:?}, requires_approval: {appr:?}, online_endpoint: {ep:?}, sources: &{sources:?}, overridden: &[] }}",
+            "SkuFacts {{ name: {name:?}, series: {series:?}, category: {category:?}, vendor: {vendor:?}, gpu_model: {model:?}, architecture: {arch:?}, compute_capability: {cc:?}, gpu_count: {count:?}, vcpus: {vcpus:?}, memory_gib: {memory:?}, family: None, infiniband: {ib:?}, rdma: {rdma:?}, isolated: {iso:?}, status: {status:?}, retirement_date: {retirement:?}, mig_capable: {mig:?}, aks_supported: {aks:?}, kaito_supported: {kaito:?}, requires_approval: {appr:?}, online_endpoint: {ep:?}, ml_skip_reservation: {skip:?}, sources: &{sources:?}, overridden: &[] }}",
             series = text(&s["series"]).unwrap_or_default(),
             vcpus = s["vcpus"].as_u64().filter(|v| *v > 0),
             memory = s["memory_gib"].as_f64(),
@@ -60,6 +60,11 @@ fn main() {
             kaito = s["kaito_supported"].as_bool(),
             appr = s["azureml_requires_approval_2020"].as_bool(),
             ep = s["azureml_managed_online_endpoint"]["supported"].as_bool(),
+            // The "Skip 20% Reservation" column of Azure ML's managed online endpoint SKU
+            // list (source aml-online-endpoint-skus), the full list of exempt sizes.
+            skip = s["azureml_managed_online_endpoint"]["skip_20pct_quota_reservation"]
+                .as_bool()
+                .unwrap_or(false),
         );
         let mut names = vec![name.clone()];
         names.extend(strings(&s["aliases_in_migration_guide"]));

@@ -53,7 +53,7 @@ pub(crate) fn map(entries: impl ExactSizeIterator<Item = (Key, Cel)>) -> Cel {
 
 /// The field names of `resource`, in the order [`resource`] fills them: the camelCase
 /// names serde gives [`Resource`]'s serialized fields.
-pub(crate) const FIELDS: [&str; 33] = [
+pub(crate) const FIELDS: [&str; 37] = [
     "kind",
     "sourceKind",
     "name",
@@ -76,6 +76,10 @@ pub(crate) const FIELDS: [&str; 33] = [
     "osType",
     "kubernetesVersion",
     "gpuInstanceProfile",
+    "poolMode",
+    "osSku",
+    "gpuDriver",
+    "preset",
     "tolerations",
     "taints",
     "nodeSelection",
@@ -123,6 +127,10 @@ pub(crate) fn resource(r: &Resource) -> Cel {
         opt_text(&r.os_type),
         opt_text(&r.kubernetes_version),
         opt_text(&r.gpu_instance_profile),
+        opt_text(&r.pool_mode),
+        opt_text(&r.os_sku),
+        opt_text(&r.gpu_driver),
+        opt_text(&r.preset),
         // Through serde, as before: serde_json writes a positive integer as a `uint`,
         // where [`json_to_cel`] makes an `int`.
         Cel::List(Arc::new(r.tolerations.iter().map(to_cel).collect())),

@@ -80,6 +80,21 @@ pub struct Resource {
     /// MIG profile: an AKS pool's `gpuInstanceProfile` (`MIG1g`), or the profile of the
     /// first `nvidia.com/mig-<profile>` resource a pod requests (`1g.10gb`).
     pub gpu_instance_profile: Option<String>,
+    /// An AKS pool's mode, lowercased: `system` or `user` (ARM/ASO `mode`, Terraform's
+    /// `mode` of a separate pool, whose default is `user`; a Terraform `default_node_pool`
+    /// is `system`); None when not stated.
+    pub pool_mode: Option<String>,
+    /// An AKS pool's OS SKU as written (`Ubuntu`, `AzureLinux`, `Windows2022`): ARM/ASO
+    /// `osSKU`, `az` output `osSku`, Terraform `os_sku`; None when not stated (Ubuntu for
+    /// Linux pools is AKS's default).
+    pub os_sku: Option<String>,
+    /// Whether AKS installs the GPU driver on an AKS pool, lowercased: `install` or `none`
+    /// (ARM/ASO/`az` `gpuProfile.driver`, Terraform `gpu_driver`); None when not stated
+    /// (AKS installs it on NVIDIA sizes by default).
+    pub gpu_driver: Option<String>,
+    /// A KAITO workspace's preset (`inference.preset.name` or `tuning.preset.name`; an
+    /// `InferenceSet`'s `spec.template.inference.preset.name`), as written; None otherwise.
+    pub preset: Option<String>,
     /// Pod tolerations as written (JSON objects), from every pod spec of the object.
     pub tolerations: Vec<Value>,
     /// Node taints of a node pool, as `key=value:Effect` strings.

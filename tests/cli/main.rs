@@ -18,6 +18,7 @@ mod formats_arm;
 mod formats_out;
 mod formats_tf;
 mod formats_workloads;
+mod gpu_rules;
 mod init;
 mod inputs;
 mod layout;

@@ -61,6 +61,10 @@ pub struct SkuFacts {
     pub requires_approval: Option<bool>,
     /// Supported by Azure ML managed online endpoints; none when not known.
     pub online_endpoint: Option<bool>,
+    /// Exempt from the 20% extra quota Azure ML reserves for upgrades of a managed online
+    /// deployment (the "Skip 20% Reservation" column of its SKU list, which names every
+    /// exempt size; false for every other size).
+    pub ml_skip_reservation: bool,
     /// Ids of the built-in sources of this row ([`source`] resolves them).
     pub sources: &'static [&'static str],
     /// Facts an overlay set or changed: (fact, where it came from), in the overlay

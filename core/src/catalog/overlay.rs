@@ -93,6 +93,9 @@ pub struct SkuEntry {
     /// `YYYY-MM-DD` after which the size is retired.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retirement_date: Option<String>,
+    /// Exempt from Azure ML's 20% quota reservation for managed online deployments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub azure_ml_skip_reservation: Option<bool>,
 }
 
 /// GPU facts of an overlay entry.
@@ -254,6 +257,7 @@ fn blank(name: &'static str) -> SkuFacts {
         kaito_supported: None,
         requires_approval: None,
         online_endpoint: None,
+        ml_skip_reservation: false,
         sources: &[],
         overridden: &[],
     }
@@ -305,6 +309,11 @@ fn apply(f: &mut SkuFacts, e: &SkuEntry) -> Vec<&'static str> {
         "retirementDate",
         e.retirement_date.as_deref().map(|v| Some(leak(v))),
         f.retirement_date
+    );
+    fact!(
+        "azureMlSkipReservation",
+        e.azure_ml_skip_reservation,
+        f.ml_skip_reservation
     );
     // Derived facts follow what they derive from: the category from the GPU count,
     // MIG from the model (as build.rs derives them for built-in rows).

@@ -111,6 +111,9 @@ struct QuotaView {
     regional_free: Option<i64>,
     /// The regional total's quota.
     regional_limit: Option<i64>,
+    /// How the resource's own need was counted when it is more than instances x vCPUs
+    /// (Azure ML's 20% reservation for a managed online deployment); null otherwise.
+    headroom: Option<String>,
 }
 
 /// Fields of the map `quota(sku, region)` returns.
@@ -128,6 +131,7 @@ pub const QUOTA_FIELDS: &[&str] = &[
     "regionalNeeded",
     "regionalFree",
     "regionalLimit",
+    "headroom",
 ];
 
 /// One field of an answer, before it becomes a CEL value.
@@ -190,6 +194,7 @@ impl QuotaView {
                 Field::Int(self.regional_needed),
                 Field::Int(self.regional_free),
                 Field::Int(self.regional_limit),
+                Field::Text(self.headroom.as_deref()),
             ],
         )
     }
@@ -223,6 +228,8 @@ struct Part {
     draw: Draw,
     /// Nodes it may run, or why that is not known.
     nodes: Result<u64, String>,
+    /// How its nodes were counted when they are more than it runs ([`headroom_text`]).
+    headroom: Option<String>,
 }
 
 /// vCPUs summed over resources, with the first reason the sum is incomplete.
@@ -390,7 +397,8 @@ fn nodes_of(r: &Resource) -> Result<u64, String> {
             let max = r.max_nodes.filter(|_| r.autoscale == Some(true));
             match (r.instance_count, max) {
                 (None, None) => none("instance count (instance_count)"),
-                (n, m) => count(n.unwrap_or(0).max(m.unwrap_or(0))),
+                (n, m) => count(n.unwrap_or(0).max(m.unwrap_or(0)))
+                    .map(|n| headroom_of(r, n).map_or(n, |h| h.reserved)),
             }
         }
         "vm-scale-set" => r
@@ -404,6 +412,57 @@ fn nodes_of(r: &Resource) -> Result<u64, String> {
             _ => none("node count (count / node_count)"),
         },
     }
+}
+
+/// Azure ML's upgrade reservation for a managed online deployment: instances requested,
+/// and instances whose vCPUs its quota must have free.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Headroom {
+    requested: u64,
+    reserved: u64,
+}
+
+/// For a managed online deployment of `instances` on a size that is not exempt, the
+/// reservation: "you must have a quota for `ceil(1.2 * number of instances requested for
+/// deployment) * number of cores for the VM SKU`" (Azure ML "Virtual machine quota
+/// allocation for deployment"). The exempt sizes are the catalog's (the "Skip 20%
+/// Reservation" column of the managed online endpoints SKU list, which lists every exempt
+/// size; an overlay may add one). None for an exempt size, a Kubernetes online deployment
+/// (it runs on the attached cluster's nodes) and any other kind.
+fn headroom_of(r: &Resource, instances: u64) -> Option<Headroom> {
+    let managed = r.kind == "aml-online-deployment" && r.source_kind != "kubernetes";
+    let exempt = r
+        .sku
+        .as_deref()
+        .and_then(catalog::sku)
+        .is_some_and(|f| f.ml_skip_reservation);
+    (managed && !exempt).then(|| Headroom {
+        requested: instances,
+        // ceil(1.2 n) = ceil(6n / 5), in integers.
+        reserved: instances.saturating_mul(6).saturating_add(4) / 5,
+    })
+}
+
+/// The reservation as a message says it: `Azure ML reserves 20% for upgrades:
+/// ceil(1.2 x 5) = 6 instances x 2 vCPUs`.
+fn headroom_text(facts: &AzureFacts, r: &Resource) -> Option<String> {
+    let instances = r.instance_count.unwrap_or(0).max(
+        r.max_nodes
+            .filter(|_| r.autoscale == Some(true))
+            .unwrap_or(0),
+    );
+    let h = headroom_of(r, u64::try_from(instances).ok()?)?;
+    let vcpus = r
+        .sku
+        .as_deref()
+        .and_then(|s| vcpus_of(facts, s))
+        .map_or_else(String::new, |v| {
+            format!(" x {v} vCPUs = {} vCPUs", h.reserved.saturating_mul(v))
+        });
+    Some(format!(
+        "Azure ML reserves 20% more for upgrades: ceil(1.2 x {}) = {} instances{vcpus}",
+        h.requested, h.reserved
+    ))
 }
 
 /// The quota family of a size: from the SKU lists, else the catalog (an overlay sets it).
@@ -437,6 +496,7 @@ fn demand_of(facts: &AzureFacts, resources: &[Resource]) -> (Vec<Part>, Demand) 
             region: region_of(r).map(normalize),
             draw: draw_of(r),
             nodes: nodes_of(r),
+            headroom: headroom_text(facts, r),
         };
         let counted = match part.draw {
             Draw::Dedicated | Draw::Spot => usage,
@@ -909,6 +969,7 @@ fn quota_view(
     let empty = Demand::default();
     let demand = scope.map_or(&empty, |s| &s.demand);
     let own = scope.map_or(&empty, |s| &s.own);
+    v.headroom = mine.and_then(|p| p.headroom.clone());
     if let Some(p) = mine
         && let Draw::AzureMl { low_priority } = p.draw
     {
@@ -1163,19 +1224,79 @@ mod tests {
             nodes_of(&r("aml-compute-instance", None, None, None)),
             Ok(1)
         );
+        // With Azure ML's 20% upgrade reservation: ceil(1.2 x 5) = 6, ceil(1.2 x 2) = 3.
         assert_eq!(
             nodes_of(&r("aml-online-deployment", Some(true), Some(5), Some(2))),
-            Ok(5)
+            Ok(6)
         );
         assert_eq!(
             nodes_of(&r("aml-online-deployment", Some(false), Some(5), Some(2))),
-            Ok(2)
+            Ok(3)
         );
         assert_eq!(
             nodes_of(&r("aml-online-deployment", None, None, None)),
             Err("aml-online-deployment x declares no instance count (instance_count)".into())
         );
         assert_eq!(draw_of(&r("k8s-workload", None, None, None)), Draw::Nothing);
+    }
+
+    /// Azure ML's 20% reservation: `ceil(1.2 x instances)` for a managed online deployment
+    /// (the docs' example: 10 instances need 12), none for the exempt sizes of the catalog,
+    /// a Kubernetes online deployment or a compute cluster.
+    #[test]
+    fn managed_online_deployments_count_the_upgrade_reservation() {
+        let dep = |sku: &str, ty: &str, count: i64| Resource {
+            kind: "aml-online-deployment".into(),
+            source_kind: ty.into(),
+            display: "d".into(),
+            sku: Some(sku.into()),
+            instance_count: Some(count),
+            ..Resource::default()
+        };
+        for (n, reserved) in [(1, 2), (3, 4), (5, 6), (10, 12), (0, 0)] {
+            assert_eq!(
+                nodes_of(&dep("Standard_DS3_v2", "aml-online-deployment", n)),
+                Ok(reserved),
+                "{n} instances"
+            );
+        }
+        // A size the exempt list does not name is not exempt (the list is complete).
+        assert_eq!(
+            nodes_of(&dep("Standard_D2_v2", "aml-online-deployment", 5)),
+            Ok(6)
+        );
+        for exempt in [
+            "Standard_NC24ads_A100_v4",
+            "STANDARD_ND96ASR_V4",
+            "Standard_ND96isr_H100_v5",
+            "Standard_NC40ads_H100_v5",
+        ] {
+            assert_eq!(
+                nodes_of(&dep(exempt, "aml-online-deployment", 10)),
+                Ok(10),
+                "{exempt}"
+            );
+        }
+        assert_eq!(
+            nodes_of(&dep("Standard_NC4as_T4_v3", "kubernetes", 10)),
+            Ok(10),
+            "a Kubernetes online deployment runs on its cluster's nodes"
+        );
+        let facts = AzureFacts::default();
+        assert_eq!(
+            headroom_text(&facts, &dep("Standard_DS3_v2", "aml-online-deployment", 10)).as_deref(),
+            Some(
+                "Azure ML reserves 20% more for upgrades: ceil(1.2 x 10) = 12 instances \
+                 x 4 vCPUs = 48 vCPUs"
+            )
+        );
+        assert_eq!(
+            headroom_text(
+                &facts,
+                &dep("Standard_NC24ads_A100_v4", "aml-online-deployment", 1)
+            ),
+            None
+        );
     }
 
     #[test]

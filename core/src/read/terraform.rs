@@ -430,6 +430,8 @@ impl<'d> Module<'d> {
                 pool.fields.insert("parentRegion".into(), loc.clone());
             }
             read_pool(&mut pool, &Block { values, ptr: &ptr });
+            // The default node pool is the cluster's system pool (azurerm has no `mode` for it).
+            pool.pool_mode = Some("system".into());
             out.push(pool);
         }
     }
@@ -459,13 +461,19 @@ impl<'d> Module<'d> {
             }
             pool.parent = Some(format!("cluster {}", cluster.name));
         }
-        read_pool(
-            &mut pool,
-            &Block {
-                values: res.values,
-                ptr: &res.ptr,
-            },
-        );
+        let block = Block {
+            values: res.values,
+            ptr: &res.ptr,
+        };
+        read_pool(&mut pool, &block);
+        // azurerm_kubernetes_cluster_node_pool's `mode` defaults to User.
+        let mode = block.text(&mut pool, "mode", "poolMode");
+        if mode.is_some() {
+            pool.fields.insert("poolMode".into(), block.ptr("mode"));
+        }
+        if !pool.unresolved.iter().any(|f| f == "poolMode") {
+            pool.pool_mode = Some(mode.unwrap_or("User").to_ascii_lowercase());
+        }
         pool
     }
 
@@ -616,6 +624,14 @@ fn read_pool(r: &mut Resource, b: &Block<'_, '_>) {
         r.gpu_instance_profile = Some(g.to_string());
         r.fields
             .insert("gpuInstanceProfile".into(), b.ptr("gpu_instance"));
+    }
+    if let Some(os) = b.text(r, "os_sku", "osSku") {
+        r.os_sku = Some(os.to_string());
+        r.fields.insert("osSku".into(), b.ptr("os_sku"));
+    }
+    if let Some(d) = b.text(r, "gpu_driver", "gpuDriver") {
+        r.gpu_driver = Some(d.to_ascii_lowercase());
+        r.fields.insert("gpuDriver".into(), b.ptr("gpu_driver"));
     }
     if let Some(p) = b.text(r, "priority", "priority") {
         r.priority = Some(if p.eq_ignore_ascii_case("spot") {

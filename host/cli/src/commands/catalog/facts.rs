@@ -20,6 +20,7 @@ pub const OVERLAY_FACTS: &[&str] = &[
     "isolated",
     "status",
     "retirementDate",
+    "azureMlSkipReservation",
 ];
 
 /// Facts only the built-in catalog records (or derives).
@@ -95,6 +96,7 @@ pub fn value(f: &SkuFacts, fact: &str) -> Option<Value> {
         "isolated" => flag(f.isolated, "isolated"),
         "status" => text(f.status),
         "retirementDate" => f.retirement_date.map(Value::from),
+        "azureMlSkipReservation" => flag(f.ml_skip_reservation, "azureMlSkipReservation"),
         "category" => text(f.category),
         "migCapable" => (!new || f.overridden.iter().any(|(k, _)| k.starts_with("gpu.")))
             .then_some(Value::from(f.mig_capable)),

@@ -1,0 +1,165 @@
+//! Issue 38: the failures GPU teams hit after review, checked before merge: Azure ML's
+//! upgrade reservation in `quota-sufficient`, `aks-sku-restricted`, `mig-profile-valid`'s
+//! OS check, `mig-autoscale` and `gpu-driver-ownership`, on real files and real `az`
+//! output shapes.
+
+use crate::*;
+
+/// A scratch folder holding `files` (name, text) and a `computeguard.yaml` of `config`.
+fn folder(config: &str, files: &[(&str, String)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("computeguard.yaml"), config).expect("config");
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    }
+    dir
+}
+
+fn fixture(path: &str) -> String {
+    std::fs::read_to_string(fixtures().join(path)).expect("fixture")
+}
+
+/// (rule, severity, line, message) of every finding of `rules`, sorted.
+fn found(dir: &Path, files: &[&str], rules: &[&str]) -> Vec<(String, String, u64, String)> {
+    let mut args = vec!["check", "--format", "json"];
+    args.extend_from_slice(files);
+    let out = run_in(dir, &args).expect("run");
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let mut v: Vec<_> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| rules.contains(&f["rule"].as_str().unwrap_or_default()))
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or_default().to_string(),
+                f["severity"].as_str().unwrap_or_default().to_string(),
+                f["line"].as_u64().unwrap_or(0),
+                f["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Azure ML usage (the REST specs' Usages - List example: 10 of Azure ML's regional 24
+/// dedicated vCPUs free in eastus) and the eastus SKU list.
+const ML_CONFIG: &str =
+    "asOf: 2026-11-22\nazure:\n  skus: [skus.json]\n  mlUsage:\n    eastus: ml-usage.json\n";
+
+fn ml_folder(files: &[(&str, String)]) -> tempfile::TempDir {
+    let mut all = vec![
+        ("skus.json", fixture("context/ml/eastus-skus.json")),
+        ("ml-usage.json", fixture("context/ml/eastus-ml-usage.json")),
+    ];
+    all.extend(files.iter().cloned());
+    folder(ML_CONFIG, &all)
+}
+
+/// A managed online deployment needs `ceil(1.2 x instances) x vCPUs` of Azure ML quota:
+/// the real Triton deployment (one Standard_NC4as_T4_v3, 4 vCPUs) fits the 10 free vCPUs
+/// as 4 but not as two instances (8), and the message states the reservation. The
+/// deployment YAML has no region (it takes its workspace's); these copies state it with
+/// `location`.
+#[test]
+fn azure_ml_reserves_twenty_percent_for_managed_online_deployments() {
+    let triton = fixture("azureml/online-deployment-triton-nc4as-t4-v3.yaml");
+    let one = format!("{}\nlocation: eastus\n", triton.trim_end());
+    let two = one.replace("instance_count: 1", "instance_count: 2");
+    assert_ne!(one, two, "the fixture declares one instance");
+    let dir = ml_folder(&[("one.yaml", one), ("two.yaml", two)]);
+    let one = found(dir.path(), &["one.yaml"], &["quota-sufficient"]);
+    assert_eq!(one.len(), 1, "{one:?}");
+    let (_, severity, line, message) = &one[0];
+    // The family is not in Azure ML's usage: unknown (info), never enough, and the
+    // reservation is still said.
+    assert_eq!((severity.as_str(), *line), ("info", 10), "{message}");
+    assert!(
+        message.starts_with(
+            "Azure ML online deployment blue uses Standard_NC4as_T4_v3 (Azure ML reserves 20% \
+             more for upgrades: ceil(1.2 x 1) = 2 instances x 4 vCPUs = 8 vCPUs): the quota \
+             of its family in eastus is unknown"
+        ),
+        "{message}"
+    );
+    let two = found(dir.path(), &["two.yaml"], &["quota-sufficient"]);
+    assert_eq!(two.len(), 1, "{two:?}");
+    assert_eq!(two[0].1, "warning", "{two:?}");
+    assert!(
+        two[0].3.contains(
+            "(Azure ML reserves 20% more for upgrades: ceil(1.2 x 2) = 3 instances x 4 vCPUs \
+             = 12 vCPUs): this document needs at least 12 vCPUs in eastus in all, and 10 of \
+             Azure ML's regional vCPU total are free (limit 24)"
+        ),
+        "{two:?}"
+    );
+}
+
+/// The sizes the SKU list exempts ("Skip 20% Reservation") need instances x vCPUs: the
+/// real Llama 3 70B deployment on one Standard_NC48ads_A100_v4 needs 48, not 96.
+#[test]
+fn exempt_sizes_need_no_reservation() {
+    let llama = fixture("azureml/online-deployment-llama3-70b-nc48ads-a100.yml");
+    let dir = ml_folder(&[(
+        "llama.yml",
+        format!("{}\nlocation: eastus\n", llama.trim_end()),
+    )]);
+    let out = found(dir.path(), &["llama.yml"], &["quota-sufficient"]);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].1, "warning");
+    assert!(
+        out[0].3.starts_with(
+            "Azure ML online deployment demo uses Standard_NC48ads_A100_v4: this document \
+             needs at least 48 vCPUs in eastus in all, and 10 of Azure ML's regional vCPU \
+             total are free"
+        ),
+        "{out:?}"
+    );
+    // An overlay can take the exemption away (a workspace on an older list): then 96.
+    let overlay = "kind: CatalogOverlay\nskus:\n  - name: Standard_NC48ads_A100_v4\n    \
+                   source: test\n    azureMlSkipReservation: false\n";
+    let dir = folder(
+        &format!("{ML_CONFIG}catalog: [overlay.yaml]\n"),
+        &[
+            ("skus.json", fixture("context/ml/eastus-skus.json")),
+            ("ml-usage.json", fixture("context/ml/eastus-ml-usage.json")),
+            ("overlay.yaml", overlay.to_string()),
+            (
+                "llama.yml",
+                format!("{}\nlocation: eastus\n", llama.trim_end()),
+            ),
+        ],
+    );
+    let out = found(dir.path(), &["llama.yml"], &["quota-sufficient"]);
+    assert!(
+        out.len() == 1
+            && out[0]
+                .3
+                .contains("ceil(1.2 x 1) = 2 instances x 48 vCPUs = 96 vCPUs"),
+        "{out:?}"
+    );
+}
+
+/// A size whose vCPUs nobody knows leaves the need unknown (info, with the reason and
+/// the reservation in instances), never "fits".
+#[test]
+fn reservation_of_a_size_of_unknown_vcpus_is_unresolved() {
+    let triton = fixture("azureml/online-deployment-triton-nc4as-t4-v3.yaml");
+    let text = format!("{}\nlocation: eastus\n", triton.trim_end())
+        .replace("STANDARD_NC4AS_T4_V3", "Standard_E4s_v3");
+    let dir = ml_folder(&[("e4.yaml", text)]);
+    let out = found(dir.path(), &["e4.yaml"], &["quota-sufficient"]);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].1, "info");
+    assert!(
+        out[0]
+            .3
+            .contains("(Azure ML reserves 20% more for upgrades: ceil(1.2 x 1) = 2 instances)")
+            && out[0]
+                .3
+                .contains("the vCPUs of Standard_E4s_v3 are not known"),
+        "{out:?}"
+    );
+}
