@@ -119,6 +119,49 @@ impl Positions {
         id
     }
 
+    /// Records the entry `key` of the mapping at `parent` as located where the node at
+    /// `target` is, with the same descendants (a Terraform `count`/`for_each` instance is
+    /// written once, in its block). Returns whether both pointers were recorded; an existing
+    /// entry `key` is left alone.
+    pub(crate) fn alias(&mut self, parent: &str, key: String, target: &str) -> bool {
+        let (Some(parent), Some(target)) = (self.id(parent), self.id(target)) else {
+            return false;
+        };
+        let Some(node) = self.nodes.get_mut(parent) else {
+            return false;
+        };
+        match node.keys.binary_search_by(|(k, _)| k.as_str().cmp(&key)) {
+            Ok(_) => false,
+            Err(at) => {
+                node.keys.insert(at, (key, target));
+                true
+            }
+        }
+    }
+
+    /// Index of the node recorded at `pointer`.
+    fn id(&self, pointer: &str) -> Option<usize> {
+        let mut id = 0;
+        self.nodes.first()?;
+        if pointer.is_empty() {
+            return Some(id);
+        }
+        for segment in pointer.strip_prefix('/')?.split('/') {
+            let node = self.nodes.get(id)?;
+            id = if node.items.is_empty() {
+                let key = unescape(segment);
+                let found = node
+                    .keys
+                    .binary_search_by(|(k, _)| k.as_str().cmp(&key))
+                    .ok()?;
+                node.keys.get(found)?.1
+            } else {
+                *node.items.get(array_index(segment)?)?
+            };
+        }
+        Some(id)
+    }
+
     /// Makes the keys searchable; call once every node is recorded.
     pub(crate) fn finish(&mut self) {
         for node in &mut self.nodes {

@@ -21,7 +21,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::text::{LineIndex, to_u32};
 use crate::tree::{Kind, Node};
-use crate::{DecodeError, Document, Span, Syntax};
+use crate::{DecodeError, Document, Span, Syntax, escape_key};
 
 /// Decodes a Terraform HCL file (`.tf`) or a variable definitions file (`.tfvars`) into the
 /// Terraform JSON configuration syntax.
@@ -300,16 +300,83 @@ fn escape_literal(text: &str) -> String {
     }
 }
 
-/// Values of a module's input variables, to replace `var.x` references before policies run.
+/// What a module's expressions refer to, to replace references before policies run: its
+/// input variables (`var.x`), its local values (`local.x`), the arguments of the resources
+/// it declares (`azurerm_resource_group.rg.location`) in any file of the module folder (a
+/// folder is one module), and inside a `count` or `for_each` instance `count.index`,
+/// `each.key` and `each.value`.
 ///
-/// Terraform's precedence, lowest first: `variable` block defaults, `terraform.tfvars`,
-/// `terraform.tfvars.json`, `*.auto.tfvars` and `*.auto.tfvars.json` in lexical order of the
-/// file name; later calls to [`TerraformVariables::add_tfvars`] win, so add in that order
-/// ([`tfvars_precedence`] gives it). Values that are themselves expressions (`${...}`) are
-/// ignored: they are not known before `terraform plan`.
+/// A reference is a traversal: `var.pool.vm_size`, `local.pools["gpu"]`, `var.zones[0]`.
+///
+/// Variables take Terraform's precedence, lowest first: `variable` block defaults,
+/// `terraform.tfvars`, `terraform.tfvars.json`, `*.auto.tfvars` and `*.auto.tfvars.json` in
+/// lexical order of the file name; later calls to [`TerraformVariables::add_tfvars`] win, so
+/// add in that order ([`tfvars_precedence`] gives it). Variable values that are themselves
+/// expressions (`${...}`) are ignored: they are not known before `terraform plan`. Locals and
+/// resources are added last, with [`TerraformVariables::add_module`].
 #[derive(Clone, Debug, Default)]
 pub struct TerraformVariables {
     values: Map<String, Value>,
+    /// `local.NAME`, resolved as far as known (parts may still be `${...}` of this module).
+    locals: Map<String, Value>,
+    /// `TYPE.NAME` of each resource written without `count` or `for_each`: its arguments,
+    /// resolved as far as known.
+    resources: Map<String, Value>,
+}
+
+/// Most instances a `count` or `for_each` block is expanded into; a larger collection leaves
+/// the block as written, so what depends on the instance stays unresolved.
+pub const MAX_INSTANCES: usize = 256;
+
+/// Rounds of resolving locals and resource arguments that refer to each other.
+const MAX_ROUNDS: usize = 8;
+
+/// Largest value, in JSON nodes, a local or a resource may grow to while resolved (a local
+/// that refers to itself twice would double each round).
+const MAX_VALUE_NODES: usize = 10_000;
+
+/// First names of a traversal that are not a resource type.
+const NOT_RESOURCES: &[&str] = &[
+    "var",
+    "local",
+    "each",
+    "count",
+    "data",
+    "module",
+    "path",
+    "terraform",
+    "self",
+];
+
+/// The instance of a `count` or `for_each` block an expression is evaluated in.
+#[derive(Clone, Copy)]
+enum Instance<'a> {
+    None,
+    Each { key: &'a str, value: &'a Value },
+    Count(u64),
+}
+
+/// An owned [`Instance`], with its address suffix (`["a100"]`, `[0]`).
+enum Expanded {
+    Each(String, Value),
+    Count(u64),
+}
+
+impl Expanded {
+    fn instance(&self) -> Instance<'_> {
+        match self {
+            Expanded::Each(key, value) => Instance::Each { key, value },
+            Expanded::Count(i) => Instance::Count(*i),
+        }
+    }
+
+    /// The index part of the instance's address: `["a100"]` or `[0]`.
+    fn suffix(&self) -> String {
+        match self {
+            Expanded::Each(key, _) => format!("[{}]", Value::String(key.clone())),
+            Expanded::Count(i) => format!("[{i}]"),
+        }
+    }
 }
 
 impl TerraformVariables {
@@ -352,6 +419,52 @@ impl TerraformVariables {
         }
     }
 
+    /// Adds the `locals` and the resources of a module's configuration files (decoded), each
+    /// resolved with the variables added so far and with each other (a local that refers to
+    /// a resource's argument, a resource's `location` that refers to another resource). Call
+    /// once every variable is added.
+    pub fn add_module<'c>(&mut self, configs: impl IntoIterator<Item = &'c Value>) {
+        let mut locals: Vec<(String, &Value)> = Vec::new();
+        let mut resources: Vec<(String, &Value)> = Vec::new();
+        for config in configs {
+            for section in sections(config, "locals") {
+                if let Value::Object(map) = section {
+                    locals.extend(map.iter().map(|(k, v)| (k.clone(), v)));
+                }
+            }
+            for section in sections(config, "resource") {
+                for (ty, name, body) in named_bodies(section) {
+                    if body.get("count").is_none() && body.get("for_each").is_none() {
+                        resources.push((format!("{ty}.{name}"), body));
+                    }
+                }
+            }
+        }
+        for _ in 0..MAX_ROUNDS {
+            let mut changed = false;
+            for (targets, entries) in [(0, &locals), (1, &resources)] {
+                for (name, raw) in entries {
+                    let mut value = (*raw).clone();
+                    self.resolve(&mut value);
+                    let map = if targets == 0 {
+                        &mut self.locals
+                    } else {
+                        &mut self.resources
+                    };
+                    if node_count(&value, MAX_VALUE_NODES + 1) <= MAX_VALUE_NODES
+                        && map.get(name) != Some(&value)
+                    {
+                        map.insert(name.clone(), value);
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
     /// The known value of variable `name`.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.values.get(name)
@@ -367,56 +480,211 @@ impl TerraformVariables {
         self.values.is_empty()
     }
 
-    /// Replaces references to known variables in every string of `config` and returns how
-    /// many strings changed.
+    /// Replaces references in every string of `config` and returns how many strings changed.
     ///
-    /// A string that is exactly `${var.x}` takes the variable's value, whatever its type (so
-    /// `tags = var.tags` becomes the map). A template mixing text and `${var.x}` becomes a
-    /// string when every interpolation is a known variable with a string, number or boolean
-    /// value. Anything else (`local.`, resource attributes, function calls, unknown variables,
-    /// directives) is left as written, so policies see it as unresolved and stay silent.
+    /// A string that is exactly one reference (`${var.x}`, `${local.pools["gpu"].vm_size}`,
+    /// `${azurerm_resource_group.rg.location}`) takes its value, whatever its type (so
+    /// `tags = var.tags` becomes the map); a local or a resource argument that is itself an
+    /// expression of the module is put in its place, so what stays unresolved names its
+    /// cause. A template mixing text and references becomes a string when every
+    /// interpolation is a known string, number or boolean. Anything else (function calls,
+    /// `data.` and `module.` references, unknown variables, computed attributes such as
+    /// `.id`, directives) is left as written, so policies see it as unresolved and stay
+    /// silent.
     pub fn resolve(&self, config: &mut Value) -> usize {
-        if self.values.is_empty() {
-            return 0;
+        self.resolve_in(config, Instance::None)
+    }
+
+    /// Expands the `resource` and `module` blocks of `doc` that have a `count` or `for_each`
+    /// whose collection is known into one block per instance, named as Terraform addresses
+    /// it (`gpu["a100"]`, `gpu[0]`) and located where the block is written, with
+    /// `each.key`, `each.value` and `count.index` resolved; then resolves the whole document
+    /// ([`TerraformVariables::resolve`]). A block whose collection is not known (or has more
+    /// than [`MAX_INSTANCES`] elements) stays as written: what depends on the instance stays
+    /// unresolved. `count = 0` removes the block, as in Terraform.
+    pub fn resolve_document(&self, doc: &mut Document) -> usize {
+        let mut aliases = Vec::new();
+        match doc.value.get_mut("resource") {
+            Some(Value::Array(list)) => {
+                for (i, section) in list.iter_mut().enumerate() {
+                    if let Value::Object(types) = section {
+                        for (ty, named) in types.iter_mut() {
+                            let base = format!("/resource/{i}/{}", escape_key(ty));
+                            self.expand(named, &base, &mut aliases);
+                        }
+                    }
+                }
+            }
+            Some(Value::Object(types)) => {
+                for (ty, named) in types.iter_mut() {
+                    let base = format!("/resource/{}", escape_key(ty));
+                    self.expand(named, &base, &mut aliases);
+                }
+            }
+            _ => {}
         }
+        match doc.value.get_mut("module") {
+            Some(Value::Array(list)) => {
+                for (i, named) in list.iter_mut().enumerate() {
+                    self.expand(named, &format!("/module/{i}"), &mut aliases);
+                }
+            }
+            Some(named) => self.expand(named, "/module", &mut aliases),
+            None => {}
+        }
+        for (parent, key, target) in aliases {
+            doc.positions.alias(&parent, key, &target);
+        }
+        self.resolve(&mut doc.value)
+    }
+
+    /// Expands the blocks of `named` (`NAME: body`, at the pointer `base`), recording the
+    /// positions to alias: `(parent, instance name, block)`.
+    fn expand(&self, named: &mut Value, base: &str, aliases: &mut Vec<(String, String, String)>) {
+        let Value::Object(map) = named else {
+            return;
+        };
+        let names: Vec<String> = map.keys().cloned().collect();
+        for name in names {
+            let Some(Value::Object(body)) = map.get(&name) else {
+                continue;
+            };
+            let Some(instances) = self.instances(body) else {
+                continue;
+            };
+            let mut body = body.clone();
+            body.remove("count");
+            body.remove("for_each");
+            let target = format!("{base}/{}", escape_key(&name));
+            for instance in instances {
+                let mut value = Value::Object(body.clone());
+                self.resolve_in(&mut value, instance.instance());
+                let key = format!("{name}{}", instance.suffix());
+                aliases.push((base.to_owned(), key.clone(), target.clone()));
+                map.insert(key, value);
+            }
+            map.remove(&name);
+        }
+    }
+
+    /// The instances of a block with a known `count` or `for_each`.
+    fn instances(&self, body: &Map<String, Value>) -> Option<Vec<Expanded>> {
+        if let Some(count) = body.get("count") {
+            let mut count = count.clone();
+            self.resolve(&mut count);
+            let n = count.as_u64()?;
+            if n > MAX_INSTANCES as u64 {
+                return None;
+            }
+            return Some((0..n).map(Expanded::Count).collect());
+        }
+        let mut each = body.get("for_each")?.clone();
+        // `toset(x)`: the set of the strings of a list.
+        if let Some(inner) = each
+            .as_str()
+            .and_then(|s| s.strip_prefix("${toset("))
+            .and_then(|s| s.strip_suffix(")}"))
+        {
+            each = match decode_hcl(&format!("v = {inner}")) {
+                // A literal list, or a reference resolved below.
+                Ok(doc) => doc.value.get("v").cloned().unwrap_or_default(),
+                Err(_) => Value::Null,
+            };
+        }
+        self.resolve(&mut each);
+        let instances: Vec<Expanded> = match each {
+            Value::Object(map) => map.into_iter().map(|(k, v)| Expanded::Each(k, v)).collect(),
+            Value::Array(items) => {
+                let mut keys = items
+                    .iter()
+                    .map(|v| v.as_str().filter(|s| is_known_text(s)).map(str::to_owned))
+                    .collect::<Option<Vec<String>>>()?;
+                keys.sort();
+                keys.dedup();
+                keys.into_iter()
+                    .map(|k| Expanded::Each(k.clone(), Value::String(k)))
+                    .collect()
+            }
+            _ => return None,
+        };
+        (instances.len() <= MAX_INSTANCES).then_some(instances)
+    }
+
+    fn resolve_in(&self, config: &mut Value, at: Instance<'_>) -> usize {
         match config {
-            Value::String(s) => match self.substitute(s) {
+            Value::String(s) => match self.substitute(s, at) {
                 Some(value) => {
                     *config = value;
                     1
                 }
                 None => 0,
             },
-            Value::Array(items) => items.iter_mut().map(|v| self.resolve(v)).sum(),
-            Value::Object(map) => map.values_mut().map(|v| self.resolve(v)).sum(),
+            Value::Array(items) => items.iter_mut().map(|v| self.resolve_in(v, at)).sum(),
+            Value::Object(map) => map.values_mut().map(|v| self.resolve_in(v, at)).sum(),
             _ => 0,
         }
     }
 
-    fn substitute(&self, text: &str) -> Option<Value> {
+    fn substitute(&self, text: &str, at: Instance<'_>) -> Option<Value> {
         if !text.contains("${") {
             return None;
         }
         let parts = split_template(text)?;
-        if let [Part::Var(name)] = parts.as_slice() {
-            return self.values.get(*name).cloned();
+        if let [Part::Ref(steps)] = parts.as_slice() {
+            let value = self.lookup(steps, at)?;
+            // The same expression again (a local defined as itself) is no progress.
+            return (value.as_str() != Some(text)).then_some(value);
         }
-        if !parts.iter().any(|p| matches!(p, Part::Var(_))) {
+        if !parts.iter().any(|p| matches!(p, Part::Ref(_))) {
             return None;
         }
         let mut out = String::new();
         for part in parts {
             match part {
-                Part::Text(t) => out.push_str(&t),
-                Part::Var(name) => match self.values.get(name)? {
-                    Value::String(s) => out.push_str(s),
+                Part::Text(t) => out.push_str(t),
+                Part::Ref(steps) => match self.lookup(&steps, at)? {
+                    Value::String(s) if is_known_text(&s) => out.push_str(&s),
                     Value::Number(n) => out.push_str(&n.to_string()),
-                    Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+                    Value::Bool(b) => out.push_str(if b { "true" } else { "false" }),
                     _ => return None,
                 },
             }
         }
         Some(Value::String(out))
+    }
+
+    /// The value a traversal refers to, if this module knows it.
+    fn lookup(&self, steps: &[Step], at: Instance<'_>) -> Option<Value> {
+        fn name(step: &Step) -> Option<&str> {
+            match step {
+                Step::Name(n) => Some(n),
+                Step::Index(_) => None,
+            }
+        }
+        let (first, second) = (name(steps.first()?)?, steps.get(1).and_then(name)?);
+        let rest = steps.get(2..).unwrap_or_default();
+        let root = match (first, second, at) {
+            ("var", n, _) => self.values.get(n)?,
+            ("local", n, _) => self.locals.get(n)?,
+            ("count", "index", Instance::Count(i)) if rest.is_empty() => return Some(i.into()),
+            ("each", "key", Instance::Each { key, .. }) if rest.is_empty() => {
+                return Some(Value::String(key.to_owned()));
+            }
+            ("each", "value", Instance::Each { value, .. }) => value,
+            (ty, n, _) if !rest.is_empty() && !NOT_RESOURCES.contains(&ty) => {
+                self.resources.get(&format!("{ty}.{n}"))?
+            }
+            _ => return None,
+        };
+        let mut value = root;
+        for step in rest {
+            value = match (step, value) {
+                (Step::Name(key), Value::Object(map)) => map.get(key)?,
+                (Step::Index(i), Value::Array(items)) => items.get(*i)?,
+                _ => return None,
+            };
+        }
+        Some(value.clone())
     }
 }
 
@@ -455,64 +723,154 @@ pub fn labelled_blocks<'v>(config: &'v Value, kind: &str) -> Vec<(&'v str, &'v V
     out
 }
 
+/// The sections `kind` of a decoded configuration: one object, or each of an array.
+fn sections<'v>(config: &'v Value, kind: &str) -> Vec<&'v Value> {
+    match config.get(kind) {
+        Some(Value::Array(list)) => list.iter().collect(),
+        Some(section) => vec![section],
+        None => Vec::new(),
+    }
+}
+
+/// `(type, name, body)` of each block of a `resource` section written once.
+fn named_bodies(section: &Value) -> Vec<(&str, &str, &Value)> {
+    let mut out = Vec::new();
+    if let Value::Object(types) = section {
+        for (ty, named) in types {
+            if let Value::Object(named) = named {
+                for (name, body) in named {
+                    if body.is_object() {
+                        out.push((ty.as_str(), name.as_str(), body));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Nodes of `value`, counted up to `limit`.
+fn node_count(value: &Value, limit: usize) -> usize {
+    let mut count = 0;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        count += 1;
+        if count >= limit {
+            return count;
+        }
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    count
+}
+
 /// A value without expressions anywhere in it.
 fn is_known(value: &Value) -> bool {
     match value {
-        Value::String(s) => !s.contains("${") && !s.contains("%{"),
+        Value::String(s) => is_known_text(s),
         Value::Array(items) => items.iter().all(is_known),
         Value::Object(map) => map.values().all(is_known),
         _ => true,
     }
 }
 
-enum Part<'t> {
-    Text(String),
-    Var(&'t str),
+fn is_known_text(text: &str) -> bool {
+    !text.contains("${") && !text.contains("%{")
 }
 
-/// Splits a JSON-syntax template into text and `${var.NAME}` parts; `None` when it holds
+/// One step of a traversal: `.name` or `["key"]`, or `[0]` (also the legacy `.0`).
+#[derive(Debug, PartialEq)]
+enum Step {
+    Name(String),
+    Index(usize),
+}
+
+enum Part<'t> {
+    /// Literal text, as written in the JSON syntax (`$${` stays escaped).
+    Text(&'t str),
+    Ref(Vec<Step>),
+}
+
+/// Splits a JSON-syntax template into text and `${traversal}` parts; `None` when it holds
 /// any other interpolation or a directive.
 fn split_template(text: &str) -> Option<Vec<Part<'_>>> {
     let mut parts = Vec::new();
-    let mut literal = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(['$', '%']) {
-        let (before, from) = rest.split_at(at);
-        literal.push_str(before);
-        if let Some(after) = from.strip_prefix("$${") {
-            literal.push_str("${");
-            rest = after;
-        } else if let Some(after) = from.strip_prefix("%%{") {
-            literal.push_str("%{");
-            rest = after;
-        } else if let Some(after) = from.strip_prefix("${") {
+    let mut start = 0;
+    let mut at = 0;
+    while let Some(found) = text.get(at..)?.find(['$', '%']) {
+        let from = at + found;
+        let rest = text.get(from..)?;
+        if rest.starts_with("$${") || rest.starts_with("%%{") {
+            at = from + 3;
+        } else if let Some(after) = rest.strip_prefix("${") {
             let end = after.find('}')?;
-            let inner = after.get(..end)?.trim();
-            let name = inner.strip_prefix("var.")?;
-            let valid = !name.is_empty()
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-            if !valid {
-                return None;
+            let steps = traversal(after.get(..end)?)?;
+            if from > start {
+                parts.push(Part::Text(text.get(start..from)?));
             }
-            if !literal.is_empty() {
-                parts.push(Part::Text(std::mem::take(&mut literal)));
-            }
-            parts.push(Part::Var(name));
-            rest = after.get(end + 1..)?;
-        } else if from.starts_with("%{") {
+            parts.push(Part::Ref(steps));
+            at = from + 2 + end + 1;
+            start = at;
+        } else if rest.starts_with("%{") {
             return None;
         } else {
-            literal.push_str(from.get(..1)?);
-            rest = from.get(1..)?;
+            at = from + 1;
         }
     }
-    literal.push_str(rest);
-    if !literal.is_empty() {
-        parts.push(Part::Text(literal));
+    if start < text.len() {
+        parts.push(Part::Text(text.get(start..)?));
     }
     Some(parts)
+}
+
+/// A traversal (`var.pool.vm_size`, `local.pools["gpu"]`, `var.zones[0]`), as steps; `None`
+/// for any other expression.
+fn traversal(text: &str) -> Option<Vec<Step>> {
+    let (first, mut rest) = identifier(text.trim())?;
+    let mut steps = vec![Step::Name(first.to_owned())];
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('.') {
+            let (name, after) = identifier(after)?;
+            steps.push(match name.parse::<usize>() {
+                Ok(i) if name.bytes().all(|b| b.is_ascii_digit()) => Step::Index(i),
+                _ => Step::Name(name.to_owned()),
+            });
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let after = after.trim_start();
+            if let Some(quoted) = after.strip_prefix('"') {
+                let end = quoted.find('"')?;
+                let key = quoted.get(..end)?;
+                if key.contains('\\') || key.contains("${") || key.contains("%{") {
+                    return None;
+                }
+                steps.push(Step::Name(key.to_owned()));
+                rest = quoted.get(end + 1..)?.trim_start().strip_prefix(']')?;
+            } else {
+                let end = after.find(']')?;
+                let digits = after.get(..end)?.trim();
+                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                steps.push(Step::Index(digits.parse().ok()?));
+                rest = after.get(end + 1..)?;
+            }
+        } else {
+            return None;
+        }
+    }
+    Some(steps)
+}
+
+/// A leading identifier of `text` and what follows it.
+fn identifier(text: &str) -> Option<(&str, &str)> {
+    let end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .unwrap_or(text.len());
+    (end > 0).then(|| text.split_at(end))
 }
 
 #[cfg(test)]
@@ -692,5 +1050,135 @@ variable "gpu_vm_size" {
         assert_eq!(tfvars_precedence("terraform.tfvars.json"), Some(1));
         assert_eq!(tfvars_precedence("gpu.auto.tfvars"), Some(2));
         assert_eq!(tfvars_precedence("prod.tfvars"), None);
+    }
+
+    #[test]
+    fn object_attributes_locals_and_resources_of_other_files_resolve()
+    -> Result<(), super::DecodeError> {
+        let variables = decode_hcl(
+            "variable \"pool\" {\n  default = { vm_size = \"Standard_NC6\", zones = [\"1\", \"2\"] }\n}\nvariable \"location\" { default = \"westeurope\" }\n",
+        )?;
+        let rg = decode_hcl(
+            "resource \"azurerm_resource_group\" \"rg\" {\n  location = var.location\n}\nlocals {\n  pools = { gpu = { vm_size = var.pool.vm_size }, cpu = { vm_size = var.missing } }\n  where = azurerm_resource_group.rg.location\n}\n",
+        )?;
+        let mut main = decode_hcl(
+            "resource \"t\" \"n\" {\n  location = azurerm_resource_group.rg.location\n  size = local.pools[\"gpu\"].vm_size\n  zone = var.pool.zones[1]\n  legacy = var.pool.zones.0\n  text = \"${local.where}-${var.pool.vm_size}\"\n  other = local.pools.cpu.vm_size\n  id = azurerm_resource_group.rg.id\n  data = data.azurerm_resource_group.x.location\n}\n",
+        )?;
+        let mut vars = TerraformVariables::default();
+        vars.add_defaults(&variables.value);
+        vars.add_module([&variables.value, &rg.value, &main.value]);
+        vars.resolve(&mut main.value);
+        assert_eq!(
+            main.value["resource"]["t"]["n"],
+            json!({
+                "location": "westeurope", "size": "Standard_NC6", "zone": "2", "legacy": "1",
+                "text": "westeurope-Standard_NC6",
+                // The local's own expression takes its place: the cause is named.
+                "other": "${var.missing}",
+                "id": "${azurerm_resource_group.rg.id}",
+                "data": "${data.azurerm_resource_group.x.location}"
+            })
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn for_each_and_count_expand_into_named_instances_located_at_the_block()
+    -> Result<(), super::DecodeError> {
+        let text = r#"variable "pools" {
+  default = {
+    a100 = { vm_size = "Standard_NC24ads_A100_v4", min = 0 }
+    v100 = { vm_size = "Standard_NC6s_v3", min = 1 }
+  }
+}
+resource "p" "gpu" {
+  for_each = var.pools
+  name     = each.key
+  vm_size  = each.value.vm_size
+  min      = each.value.min
+}
+resource "p" "set" {
+  for_each = toset(["b", "a", "b"])
+  name     = "pool-${each.value}"
+}
+resource "p" "counted" {
+  count = 2
+  name  = "n${count.index}"
+}
+resource "p" "none" {
+  count = 0
+}
+resource "p" "unknown" {
+  for_each = var.elsewhere
+  vm_size  = each.value.vm_size
+}
+module "m" {
+  source   = "./m"
+  for_each = var.pools
+  size     = each.value.vm_size
+}
+"#;
+        let mut doc = decode_hcl(text)?;
+        let mut vars = TerraformVariables::default();
+        vars.add_defaults(&doc.value);
+        vars.resolve_document(&mut doc);
+        let p = &doc.value["resource"]["p"];
+        assert_eq!(
+            p[r#"gpu["a100"]"#],
+            json!({"name": "a100", "vm_size": "Standard_NC24ads_A100_v4", "min": 0})
+        );
+        assert_eq!(p[r#"gpu["v100"]"#]["vm_size"], "Standard_NC6s_v3");
+        assert_eq!(p[r#"set["a"]"#]["name"], "pool-a");
+        assert_eq!(p[r#"set["b"]"#]["name"], "pool-b");
+        assert_eq!(p["counted[1]"]["name"], "n1");
+        let names: Vec<&String> = p
+            .as_object()
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(names.len(), 7, "{names:?}");
+        assert!(p.get("gpu").is_none() && p.get("none").is_none());
+        assert_eq!(p["unknown"]["vm_size"], "${each.value.vm_size}");
+        assert_eq!(
+            doc.value["module"][r#"m["v100"]"#]["size"],
+            "Standard_NC6s_v3"
+        );
+        let line = |pointer: &str| doc.positions.get(pointer).map(|s| s.line);
+        assert_eq!(line(r#"/resource/p/gpu["v100"]/vm_size"#), Some(10));
+        assert_eq!(line("/resource/p/counted[0]/name"), Some(19));
+        assert_eq!(line(r#"/module/m["a100"]/size"#), Some(31));
+        Ok(())
+    }
+
+    #[test]
+    fn traversals_and_templates_are_split_strictly() {
+        use super::{Step, traversal};
+        assert_eq!(
+            traversal(r#" local.a["k x"][2].b "#),
+            Some(vec![
+                Step::Name("local".into()),
+                Step::Name("a".into()),
+                Step::Name("k x".into()),
+                Step::Index(2),
+                Step::Name("b".into())
+            ])
+        );
+        for other in [
+            "lower(var.a)",
+            "var.a + 1",
+            "var.a[var.b]",
+            r#"var.a["\"x"]"#,
+            "",
+        ] {
+            assert_eq!(traversal(other), None, "{other}");
+        }
+        // An escaped `$${` stays escaped in the text around a resolved reference.
+        let vars = {
+            let mut v = TerraformVariables::default();
+            v.add_tfvars(&json!({"a": "x"}));
+            v
+        };
+        let mut value = json!("$${keep}-${var.a}");
+        vars.resolve(&mut value);
+        assert_eq!(value, "$${keep}-x");
     }
 }

@@ -61,14 +61,16 @@ pub fn decode(
     var_files: &[VarFile],
 ) -> Result<Document, DecodeError> {
     let mut doc = parse(text, kind)?;
-    let (mut variables, declared) = module_variables(path, &doc.value);
+    let folder = module_folder(path, &doc.value);
+    let mut variables = folder.variables;
     if !var_files.is_empty() {
-        let declared: HashSet<&str> = declared.iter().map(String::as_str).collect();
+        let declared: HashSet<&str> = folder.declared.iter().map(String::as_str).collect();
         for (_, values) in var_files {
             variables.add_var_file(values, &declared);
         }
     }
-    variables.resolve(&mut doc.value);
+    variables.add_module(std::iter::once(&doc.value).chain(&folder.siblings));
+    variables.resolve_document(&mut doc);
     Ok(doc)
 }
 
@@ -208,11 +210,16 @@ pub fn module_files(call: &ModuleCall) -> Vec<ModuleFile> {
         }
         texts.push((file.clone(), text.unwrap_or_default(), decoded));
     }
+    variables.add_module(
+        texts
+            .iter()
+            .filter_map(|(_, _, d)| d.as_ref().ok().map(|d| &d.value)),
+    );
     texts
         .into_iter()
         .map(|(path, text, decoded)| {
             let decoded = decoded.map(|mut doc| {
-                variables.resolve(&mut doc.value);
+                variables.resolve_document(&mut doc);
                 doc
             });
             let shown = path
@@ -249,26 +256,41 @@ fn lexical_join(base: &Path, rel: &str) -> PathBuf {
     out
 }
 
-/// The variables of the module folder of `path`, whose own decoded content is `own`, and
-/// the names of the variables the folder declares (each sibling file is read once).
-fn module_variables(path: &Path, own: &serde_json::Value) -> (TerraformVariables, Vec<String>) {
-    let mut variables = TerraformVariables::default();
-    variables.add_defaults(own);
-    let mut declared = declared_in(own);
+/// What the other files of a module folder give a file's expressions.
+struct Folder {
+    /// Defaults of every file, then the auto-loaded `.tfvars` in Terraform's order.
+    variables: TerraformVariables,
+    /// Names of the variables the folder declares.
+    declared: Vec<String>,
+    /// The other configuration files, decoded (locals and resources to refer to).
+    siblings: Vec<Value>,
+}
+
+/// The module folder of `path`, whose own decoded content is `own` (each sibling file is
+/// read once).
+fn module_folder(path: &Path, own: &Value) -> Folder {
+    let mut folder = Folder {
+        variables: TerraformVariables::default(),
+        declared: declared_in(own),
+        siblings: Vec::new(),
+    };
+    folder.variables.add_defaults(own);
     let dir = match path.parent() {
         Some(d) if d.as_os_str().is_empty() => Path::new("."),
         Some(d) => d,
-        None => return (variables, declared),
+        None => return folder,
     };
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return (variables, declared);
+        return folder;
     };
+    let mut siblings: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p != path && p.is_file())
+        .collect();
+    siblings.sort();
     let mut tfvars = Vec::new();
-    for entry in entries.flatten() {
-        let sibling = entry.path();
-        if sibling == path || !sibling.is_file() {
-            continue;
-        }
+    for sibling in siblings {
         let Some(name) = sibling
             .file_name()
             .and_then(|n| n.to_str())
@@ -279,8 +301,9 @@ fn module_variables(path: &Path, own: &serde_json::Value) -> (TerraformVariables
         match kind(&sibling) {
             Some(k @ (Kind::Hcl | Kind::Json)) => {
                 if let Some(doc) = read(&sibling, k) {
-                    variables.add_defaults(&doc.value);
-                    declared.extend(declared_in(&doc.value));
+                    folder.variables.add_defaults(&doc.value);
+                    folder.declared.extend(declared_in(&doc.value));
+                    folder.siblings.push(doc.value);
                 }
             }
             Some(Kind::Vars) => {
@@ -299,10 +322,10 @@ fn module_variables(path: &Path, own: &serde_json::Value) -> (TerraformVariables
             Kind::Vars
         };
         if let Some(doc) = read(&file, k) {
-            variables.add_tfvars(&doc.value);
+            folder.variables.add_tfvars(&doc.value);
         }
     }
-    (variables, declared)
+    folder
 }
 
 /// Names of the `variable` blocks of a decoded configuration.
