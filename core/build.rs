@@ -12,12 +12,14 @@ use std::path::PathBuf;
 fn main() {
     let dir = PathBuf::from(env("CARGO_MANIFEST_DIR")).join("../policies/catalog");
     let mut out = String::new();
-    for file in ["skus.yaml", "cuda.yaml", "regions.yaml"] {
+    for file in ["skus.yaml", "cuda.yaml", "regions.yaml", "kaito.yaml", "aks.yaml"] {
         println!("cargo:rerun-if-changed={}", dir.join(file).display());
     }
     let skus = load(&dir.join("skus.yaml"));
     let cuda = load(&dir.join("cuda.yaml"));
     let regions = load(&dir.join("regions.yaml"));
+    let kaito = load(&dir.join("kaito.yaml"));
+    let aks = load(&dir.join("aks.yaml"));
 
     // SKUs, sorted by lower-case name for binary search. Aliases become extra rows
     // pointing at the canonical spelling.
@@ -151,7 +153,7 @@ fn main() {
 
     // Sources: id -> url (or repo/path@commit).
     let mut srcs: Vec<(String, String)> = Vec::new();
-    for doc in [&skus, &cuda, &regions] {
+    for doc in [&skus, &cuda, &regions, &kaito, &aks] {
         if let Value::Mapping(m) = &doc["sources"] {
             for (k, v) in m {
                 let id = text(k).unwrap_or_default();
@@ -175,6 +177,31 @@ fn main() {
     )
     .unwrap();
     writeln!(out, "pub static SOURCES: &[(&str, &str)] = &{srcs:?};").unwrap();
+
+    // KAITO's presets and instance types, as the JSON core/src/catalog/kaito.rs reads
+    // (the overlay format's `kaito:` section, with the version from `meta`).
+    let kaito_json = serde_json::json!({
+        "version": text(&kaito["meta"]["kaito_version"]).expect("kaito.yaml meta.kaito_version"),
+        "presets": serde_json::to_value(&kaito["presets"]).expect("kaito presets"),
+        "instanceTypes": serde_json::to_value(&kaito["instanceTypes"]).expect("kaito instance types"),
+    });
+    std::fs::write(
+        PathBuf::from(env("OUT_DIR")).join("kaito.json"),
+        kaito_json.to_string(),
+    )
+    .expect("write kaito.json");
+
+    // What AKS refuses for a node pool and where it supports MIG, as the JSON
+    // core/src/catalog/aks.rs reads.
+    let aks_json = serde_json::json!({
+        "nodePoolSizes": serde_json::to_value(&aks["node_pool_sizes"]).expect("aks node_pool_sizes"),
+        "mig": serde_json::to_value(&aks["mig"]).expect("aks mig"),
+    });
+    std::fs::write(
+        PathBuf::from(env("OUT_DIR")).join("aks.json"),
+        aks_json.to_string(),
+    )
+    .expect("write aks.json");
 
     let dest = PathBuf::from(env("OUT_DIR")).join("catalog_data.rs");
     std::fs::write(dest, out).expect("write catalog_data.rs");

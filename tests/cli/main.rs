@@ -21,6 +21,7 @@ mod formats_workloads;
 mod gpu_rules;
 mod init;
 mod inputs;
+mod kaito;
 mod layout;
 mod registry;
 mod report_html;

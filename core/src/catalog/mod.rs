@@ -7,6 +7,8 @@
 //! first lookup, and every lookup after that ([`sku`], [`skus`]) reads the merged
 //! table. Without overlays the built-in table is used as it is, at no cost.
 
+pub mod aks;
+pub mod kaito;
 pub mod overlay;
 
 use crate::version::Version;
@@ -145,7 +147,10 @@ pub fn install(overlays: &[overlay::Overlay]) -> Result<(), InstallError> {
         return Err(InstallError::AlreadyInUse);
     }
     let merged: &'static [(&'static str, SkuFacts)] = overlay::merge(SKUS, overlays).leak();
-    ACTIVE.set(merged).map_err(|_| InstallError::AlreadyInUse)
+    ACTIVE.set(merged).map_err(|_| InstallError::AlreadyInUse)?;
+    // After the sizes: KAITO's instance types are matched by the merged table's spellings.
+    kaito::install(overlays.iter().filter_map(|o| o.kaito.as_ref()));
+    Ok(())
 }
 
 /// Canonical key of a VM size name: lower case, with the `standard_` prefix added
@@ -227,6 +232,18 @@ pub fn retired_at(facts: &SkuFacts, as_of: &str) -> bool {
     }
 }
 
+/// The status a size has at `as_of` (`YYYY-MM-DD`): `retired` once its retirement date
+/// has passed, `retirement_announced` before that date (even where the catalog already says
+/// `retired`), else the status the catalog records. The date decides, not the day the
+/// catalog was written.
+pub fn status_at(facts: &SkuFacts, as_of: &str) -> &'static str {
+    match facts.retirement_date {
+        Some(date) if date < as_of => "retired",
+        Some(_) if facts.status == "retired" => "retirement_announced",
+        _ => facts.status,
+    }
+}
+
 /// Whether CUDA `cuda` can run on compute capability `cc`: at least the first CUDA
 /// release for it and, if the architecture was dropped, below the release that dropped it.
 /// None when the architecture or a version is unknown.
@@ -304,6 +321,38 @@ mod tests {
             for id in f.sources {
                 assert!(source(id).is_some(), "{} cites unknown source {id}", f.name);
             }
+        }
+    }
+
+    #[test]
+    fn statuses_follow_the_date() {
+        // NVv3 and NVv4: retirement announced for 2026-09-30.
+        for name in ["Standard_NV12s_v3", "Standard_NV32as_v4"] {
+            let f = sku(name).expect("known");
+            assert_eq!(status_at(f, "2026-09-30"), "retirement_announced", "{name}");
+            assert_eq!(status_at(f, "2026-10-01"), "retired", "{name}");
+        }
+        // NCv3 is catalogued as retired (2025-09-30): announced before that date.
+        let ncv3 = sku("Standard_NC6s_v3").expect("known");
+        assert_eq!(status_at(ncv3, "2025-09-01"), "retirement_announced");
+        assert_eq!(status_at(ncv3, "2026-11-28"), "retired");
+        let a100 = sku("Standard_NC24ads_A100_v4").expect("known");
+        assert_eq!(status_at(a100, "2030-01-01"), "GA");
+    }
+
+    #[test]
+    fn current_n_series_sizes_are_known() {
+        for (name, gpus, cc) in [
+            ("Standard_NC8ads_A10_v4", 1.0, "8.6"),
+            ("Standard_NC16ads_A10_v4", 1.0, "8.6"),
+            ("Standard_NC32ads_A10_v4", 2.0, "8.6"),
+            ("Standard_NC128ds_xl_RTXPRO6000BSE_v6", 1.0, "12.0"),
+            ("Standard_NC320lds_xl_RTXPRO6000BSE_v6", 2.0, "12.0"),
+        ] {
+            let f = sku(name).unwrap_or_else(|| panic!("{name} not in the catalog"));
+            assert_eq!(f.gpu_count, Some(gpus), "{name}");
+            assert_eq!(f.compute_capability, Some(cc), "{name}");
+            assert!(!f.sources.is_empty(), "{name} has no source");
         }
     }
 

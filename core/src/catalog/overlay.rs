@@ -52,6 +52,9 @@ pub struct Overlay {
     pub description: Option<String>,
     /// The sizes it adds or changes, in file order.
     pub skus: Vec<SkuEntry>,
+    /// KAITO's presets and instance types for another release (see [`super::kaito`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kaito: Option<super::kaito::KaitoData>,
 }
 
 /// One size in an overlay: its name, its source, and the facts it sets. A fact left

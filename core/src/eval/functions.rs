@@ -83,6 +83,22 @@ pub(super) fn functions() -> Context<'static> {
         Ok(azure::sku_offer(&s, &r, &z))
     });
     ctx.add_function("quota", |s: Cel, r: Cel| -> R { Ok(azure::quota(&s, &r)) });
+    ctx.add_function("kaitoFit", |p: Cel, s: Cel, n: Cel, m: Cel| -> R {
+        let count = match n {
+            Cel::Int(i) => i,
+            Cel::UInt(u) => i64::try_from(u).unwrap_or(i64::MAX),
+            _ => 1,
+        };
+        Ok(match (text_arg(&p), text_arg(&s)) {
+            (Some(p), Some(s)) => to_cel(&catalog::kaito::fit(
+                p,
+                s,
+                count,
+                text_arg(&m).unwrap_or("inference"),
+            )),
+            _ => Cel::Null,
+        })
+    });
     ctx.add_function("cudaSupported", |s: Cel, c: Cel| -> R {
         let cc = text_arg(&s)
             .and_then(catalog::sku)
@@ -108,6 +124,20 @@ pub const FUNCTIONS: &[&str] = &[
     "versionAtLeast",
     "skuOffer",
     "quota",
+    "kaitoFit",
+];
+
+/// Fields of the map `kaitoFit(preset, instanceType, count, mode)` returns
+/// ([`catalog::kaito::Fit`]).
+pub const KAITO_FIT_FIELDS: &[&str] = &[
+    "answer",
+    "reason",
+    "kaitoVersion",
+    "model",
+    "requiredGpus",
+    "providedGpus",
+    "requiredMemory",
+    "providedMemory",
 ];
 
 #[cfg(test)]

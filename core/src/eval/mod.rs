@@ -26,7 +26,7 @@ mod functions;
 mod views;
 
 pub use azure::{QUOTA_FIELDS, SKU_OFFER_FIELDS, SPOT_TOTAL_ID};
-pub use functions::FUNCTIONS;
+pub use functions::{FUNCTIONS, KAITO_FIT_FIELDS};
 pub use views::{REGION_FIELDS, SKU_FIELDS};
 
 use crate::ast;

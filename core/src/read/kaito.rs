@@ -1,5 +1,5 @@
 //! KAITO (`kaito.sh`): `Workspace` (`resource.instanceType`, `resource.count`, intent from
-//! `inference` / `tuning`), `RAGEngine` (`spec.compute.instanceType`), `InferenceSet`
+//! `inference` / `tuning`, the preset from `inference.preset.name` / `tuning.preset.name`), `RAGEngine` (`spec.compute.instanceType`), `InferenceSet`
 //! (`spec.template.resource.instanceType`) and `MultiRoleInference`
 //! (`spec.roles[].instanceType`, one resource per role).
 
@@ -21,6 +21,13 @@ pub(super) fn normalize(doc: &Value, kind: &str, base: &str, template: Resource)
             r.distributed = count > 1;
             r.fields
                 .insert("instanceCount".into(), format!("{base}/resource/count"));
+        }
+        for ptr in ["/inference/preset/name", "/tuning/preset/name"] {
+            if let Some(preset) = str_at(doc, ptr) {
+                r.preset = Some(preset.trim().to_string());
+                r.fields.insert("preset".into(), format!("{base}{ptr}"));
+                break;
+            }
         }
         let implied = if doc.get("tuning").is_some() {
             "training"
@@ -67,6 +74,13 @@ fn normalize_other(doc: &Value, kind: &str, base: &str, template: Resource) -> V
         r.name = name;
         if let Some(sku) = str_at(doc, &ptr) {
             set_sku(&mut r, sku, format!("{base}{ptr}"));
+        }
+        if kind == "InferenceSet" {
+            let ptr = "/spec/template/inference/preset/name";
+            if let Some(preset) = str_at(doc, ptr) {
+                r.preset = Some(preset.trim().to_string());
+                r.fields.insert("preset".into(), format!("{base}{ptr}"));
+            }
         }
         resolve_intent(&mut r, "inference");
         resolve_cuda(&mut r, &[], &[]);

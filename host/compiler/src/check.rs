@@ -4,8 +4,8 @@
 
 use computeguard_policy_core::ast::Expr;
 use computeguard_policy_core::eval::{
-    FUNCTIONS, QUOTA_FIELDS, REGION_FIELDS, RESOURCE_FIELDS, SKU_FIELDS, SKU_OFFER_FIELDS,
-    VARIABLES,
+    FUNCTIONS, KAITO_FIT_FIELDS, QUOTA_FIELDS, REGION_FIELDS, RESOURCE_FIELDS, SKU_FIELDS,
+    SKU_OFFER_FIELDS, VARIABLES,
 };
 
 /// Compute-model kinds a rule may target.
@@ -160,6 +160,11 @@ fn walk(e: &Expr, bound: &mut Vec<String>, out: &mut Vec<Problem>) {
                     if func == "quota" && !QUOTA_FIELDS.contains(&field.as_str()) =>
                 {
                     out.push(unknown("field of quota()", field, QUOTA_FIELDS));
+                }
+                Expr::Call { func, .. }
+                    if func == "kaitoFit" && !KAITO_FIT_FIELDS.contains(&field.as_str()) =>
+                {
+                    out.push(unknown("field of kaitoFit()", field, KAITO_FIT_FIELDS));
                 }
                 _ => {}
             }

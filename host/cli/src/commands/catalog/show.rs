@@ -5,7 +5,7 @@ use super::facts::{self, Origin};
 use super::input::{self, Limit, Loaded};
 use crate::Outcome;
 use crate::commands::ListFormat;
-use computeguard_policy_core::catalog::{self, SkuFacts};
+use computeguard_policy_core::catalog::{self, SkuFacts, kaito};
 use serde_json::{Value, json};
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -24,15 +24,34 @@ pub struct OverlayArgs {
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub limit: Limit,
+    /// Date the statuses are given for, YYYY-MM-DD: a size whose retirement date has passed
+    /// is `retired` (default: the configuration's `asOf`, else today in UTC, as `check`).
+    #[arg(long, value_parser = crate::config::parse_date)]
+    pub as_of: Option<String>,
 }
 
 impl OverlayArgs {
-    /// Reads, checks and installs the overlays (once, before any lookup).
-    fn install(&self) -> anyhow::Result<Vec<Loaded>> {
-        let mut paths = crate::load_config(self.config.as_ref())?.context.catalog;
+    /// Reads, checks and installs the overlays (once, before any lookup); returns them
+    /// with the date statuses are given for.
+    fn install(&self) -> anyhow::Result<(Vec<Loaded>, String)> {
+        let config = crate::load_config(self.config.as_ref())?;
+        let as_of = self
+            .as_of
+            .clone()
+            .or_else(|| config.as_of.clone())
+            .unwrap_or_else(crate::today);
+        let mut paths = config.context.catalog;
         paths.extend(self.catalog.iter().cloned());
-        input::install(&paths, self.limit)
+        Ok((input::install(&paths, self.limit)?, as_of))
     }
+}
+
+/// The value of `fact` for `f` at `as_of`: the status follows the retirement date.
+fn dated_value(f: &SkuFacts, fact: &str, as_of: &str) -> Option<Value> {
+    if fact == "status" && !f.status.is_empty() {
+        return Some(Value::from(catalog::status_at(f, as_of)));
+    }
+    facts::value(f, fact)
 }
 
 #[derive(clap::Args, Debug)]
@@ -125,12 +144,18 @@ fn unknown(name: &str, overlays: bool) -> anyhow::Error {
 }
 
 pub fn run_show(args: ShowArgs) -> anyhow::Result<Outcome> {
-    let loaded = args.overlays.install()?;
+    let (loaded, as_of) = args.overlays.install()?;
     let mut out = std::io::stdout().lock();
+    if catalog::sku(&args.size).is_none()
+        && let Some(p) = kaito::preset(&args.size)
+    {
+        return show_preset(&mut out, p, args.format);
+    }
     let f = catalog::sku(&args.size).ok_or_else(|| unknown(&args.size, !loaded.is_empty()))?;
+    let kaito_row = kaito::instance_type(f.name);
     let builtin = !facts::added(f);
     let rows: Vec<(&str, Option<Value>, Origin)> = facts::all()
-        .map(|fact| (fact, facts::value(f, fact), facts::origin(f, fact)))
+        .map(|fact| (fact, dated_value(f, fact, &as_of), facts::origin(f, fact)))
         .collect();
     let sources: Vec<(&str, &str)> = f
         .sources
@@ -168,9 +193,14 @@ pub fn run_show(args: ShowArgs) -> anyhow::Result<Outcome> {
                 "aliases": aliases(f),
                 "builtIn": builtin,
                 "dataDate": catalog::DATA_DATE,
+                "asOf": as_of,
                 "facts": list,
                 "sources": sources.iter().map(|(id, doc)| json!({"id": id, "document": doc})).collect::<Vec<_>>(),
                 "overlays": loaded.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
+                "kaito": {
+                    "version": kaito::active().version,
+                    "instanceType": kaito_row,
+                },
             });
             writeln!(out, "{}", serde_json::to_string_pretty(&shown)?)?;
         }
@@ -205,6 +235,21 @@ pub fn run_show(args: ShowArgs) -> anyhow::Result<Outcome> {
                         Origin::Derived(why) => why.to_string(),
                         Origin::Unknown => "-".to_string(),
                     };
+                    let from = if *fact == "status"
+                        && v.as_ref().and_then(Value::as_str) != Some(f.status)
+                    {
+                        format!(
+                            "{from}, catalogued as {}; its retirement date {} on {as_of}",
+                            f.status,
+                            if catalog::retired_at(f, &as_of) {
+                                "has passed"
+                            } else {
+                                "is still ahead"
+                            }
+                        )
+                    } else {
+                        from
+                    };
                     (*fact, facts::show(v.as_ref()), from)
                 })
                 .collect();
@@ -231,6 +276,82 @@ pub fn run_show(args: ShowArgs) -> anyhow::Result<Outcome> {
                     catalog::DATA_DATE
                 )?;
             }
+            let version = c(&kaito::active().version);
+            match kaito_row {
+                Some(t) => writeln!(
+                    out,
+                    "KAITO instance type ({version}): {} GPU(s), {} of GPU memory  {}",
+                    t.gpus,
+                    c(&t.gpu_memory),
+                    c(&kaito_origin(&t.sources, t.source.as_deref()))
+                )?,
+                None => writeln!(
+                    out,
+                    "KAITO instance type ({version}): not in KAITO's SKU table, so kaito-preset-fits cannot judge a Workspace on it"
+                )?,
+            }
+        }
+    }
+    Ok(Outcome::Clean)
+}
+
+/// Where a KAITO figure comes from: the built-in data (its file and line) or an overlay.
+fn kaito_origin(sources: &[String], source: Option<&str>) -> String {
+    match (sources.is_empty(), source) {
+        (false, Some(s)) => format!("built-in: {s}"),
+        (false, None) => "built-in".to_string(),
+        (true, Some(s)) => format!("overlay: {s}"),
+        (true, None) => "overlay".to_string(),
+    }
+}
+
+/// `catalog show PRESET`: what a KAITO preset needs, by the installed KAITO data.
+fn show_preset(
+    out: &mut impl std::io::Write,
+    p: &kaito::KaitoPreset,
+    format: ListFormat,
+) -> anyhow::Result<Outcome> {
+    let version = &kaito::active().version;
+    match format {
+        ListFormat::Json => {
+            let shown = json!({"kaitoVersion": version, "preset": p});
+            writeln!(out, "{}", serde_json::to_string_pretty(&shown)?)?;
+        }
+        ListFormat::Text => {
+            let c = crate::report::clean;
+            writeln!(out, "KAITO preset {} ({})", c(&p.name), c(version))?;
+            if let Some(m) = &p.model {
+                writeln!(out, "  model      {}", c(m))?;
+            }
+            if p.deprecated {
+                writeln!(out, "  deprecated (KAITO refuses it)")?;
+            }
+            for (mode, need) in [("inference", &p.inference), ("tuning", &p.tuning)] {
+                let Some(n) = need else { continue };
+                let mut parts = Vec::new();
+                if let Some(g) = n.gpus {
+                    parts.push(format!("{g} GPU(s)"));
+                }
+                if let Some(m) = &n.total_gpu_memory {
+                    parts.push(format!("{m} of GPU memory in all"));
+                }
+                if let Some(m) = &n.per_gpu_memory {
+                    parts.push(format!("{m} per GPU"));
+                }
+                writeln!(out, "  {mode:10} {}", c(&parts.join(", ")))?;
+            }
+            writeln!(
+                out,
+                "  from       {}",
+                c(&kaito_origin(&p.sources, p.source.as_deref()))
+            )?;
+            for id in &p.sources {
+                writeln!(
+                    out,
+                    "  {id}  {}",
+                    c(catalog::source(id).unwrap_or("(no such source id)"))
+                )?;
+            }
         }
     }
     Ok(Outcome::Clean)
@@ -246,7 +367,7 @@ fn letters(name: &str) -> String {
     rest.chars().take_while(char::is_ascii_alphabetic).collect()
 }
 
-fn keep(f: &SkuFacts, args: &ListArgs) -> bool {
+fn keep(f: &SkuFacts, args: &ListArgs, as_of: &str) -> bool {
     if args.gpu
         && !(f.gpu_count.is_some_and(|c| c > 0.0)
             || (f.gpu_count.is_none() && catalog::sku_gpu_family(f.name)))
@@ -265,7 +386,7 @@ fn keep(f: &SkuFacts, args: &ListArgs) -> bool {
         }
     }
     if let Some(status) = &args.status
-        && !f.status.eq_ignore_ascii_case(status.trim())
+        && !catalog::status_at(f, as_of).eq_ignore_ascii_case(status.trim())
     {
         return false;
     }
@@ -273,9 +394,9 @@ fn keep(f: &SkuFacts, args: &ListArgs) -> bool {
 }
 
 pub fn run_list(args: ListArgs) -> anyhow::Result<Outcome> {
-    let loaded = args.overlays.install()?;
+    let (loaded, as_of) = args.overlays.install()?;
     let mut out = std::io::stdout().lock();
-    let rows: Vec<&SkuFacts> = sizes().filter(|f| keep(f, &args)).collect();
+    let rows: Vec<&SkuFacts> = sizes().filter(|f| keep(f, &args, &as_of)).collect();
     match args.format {
         ListFormat::Json => {
             let list: Vec<Value> = rows
@@ -285,6 +406,9 @@ pub fn run_list(args: ListArgs) -> anyhow::Result<Outcome> {
                     o.insert("name".into(), json!(f.name));
                     o.insert("aliases".into(), json!(aliases(f)));
                     o.extend(facts::object(f));
+                    if let Some(status) = dated_value(f, "status", &as_of) {
+                        o.insert("status".into(), status);
+                    }
                     o.insert("sources".into(), json!(f.sources));
                     let overridden: serde_json::Map<String, Value> = f
                         .overridden
@@ -311,7 +435,7 @@ pub fn run_list(args: ListArgs) -> anyhow::Result<Outcome> {
             .map(String::from);
             let mut table = vec![header.to_vec()];
             for f in &rows {
-                let v = |fact: &str| facts::show(facts::value(f, fact).as_ref());
+                let v = |fact: &str| facts::show(dated_value(f, fact, &as_of).as_ref());
                 let gpu = match (facts::value(f, "gpu.model"), f.gpu_count) {
                     (Some(Value::String(m)), _) => m,
                     (_, Some(0.0)) => "-".to_string(),
@@ -349,7 +473,7 @@ pub fn run_list(args: ListArgs) -> anyhow::Result<Outcome> {
                 writeln!(out, "{}", line.join("  ").trim_end())?;
             }
             eprintln!(
-                "{} sizes (catalog data as of {}{})",
+                "{} sizes (catalog data as of {}{}); statuses as of {as_of}",
                 rows.len(),
                 catalog::DATA_DATE,
                 if loaded.is_empty() {
