@@ -163,3 +163,134 @@ fn reservation_of_a_size_of_unknown_vcpus_is_unresolved() {
         "{out:?}"
     );
 }
+
+/// (rule, severity, message) of `rules` for one file of `text` checked with `config`.
+fn one_file(
+    config: &str,
+    extra: &[(&str, String)],
+    name: &str,
+    text: &str,
+    rules: &[&str],
+) -> Vec<(String, String, String)> {
+    let mut files = vec![(name, text.to_string())];
+    files.extend(extra.iter().cloned());
+    let dir = folder(config, &files);
+    found(dir.path(), &[name], rules)
+        .into_iter()
+        .map(|(r, s, _, m)| (r, s, m))
+        .collect()
+}
+
+/// `az aks show` output (a real shape: the pool's `mode`, `vmSize`, camelCase fields) with
+/// the pool's size replaced: AKS refuses a B-series system pool and a Promo size, whatever
+/// the SKU list says; with the subscription's SKU list (real `az vm list-skus` output),
+/// a size's vCPUs and memory come from it, and a size missing from it is unknown (info).
+#[test]
+fn aks_refuses_small_b_series_and_promo_sizes_for_node_pools() {
+    let show = fixture("audit/az-aks-show-gpumig-nd96asr-v4.json")
+        .replace("\"gpuInstanceProfile\": \"MIG3g\",", "");
+    let with = |size: &str| show.replace("Standard_ND96asr_v4", size);
+    let plain = "asOf: 2026-11-22\n";
+    let rules = ["aks-sku-restricted"];
+    let b = one_file(plain, &[], "b.json", &with("Standard_B2s"), &rules);
+    assert_eq!(b.len(), 1, "{b:?}");
+    assert_eq!(b[0].1, "error");
+    assert!(
+        b[0].2.starts_with(
+            "AKS node pool clustername1/nodepool1 (system pool) uses Standard_B2s, a B-series \
+             size, which AKS does not support for system node pools; AKS refuses it for the pool"
+        ),
+        "{b:?}"
+    );
+    let promo = one_file(plain, &[], "p.json", &with("Standard_D13_v2_Promo"), &rules);
+    assert!(
+        promo.len() == 1
+            && promo[0]
+                .2
+                .contains("a Promo size, which AKS does not offer for node pools"),
+        "{promo:?}"
+    );
+    // Without a SKU list, a CPU size the catalog does not describe is not evaluated.
+    assert_eq!(
+        one_file(plain, &[], "e.json", &with("Standard_E2s_v3"), &rules),
+        Vec::new()
+    );
+    let skus = [(
+        "skus.json",
+        std::fs::read_to_string(root().join("examples/azure/eastus-skus.json")).expect("skus"),
+    )];
+    let config = "asOf: 2026-11-22\nazure:\n  skus: [skus.json]\n";
+    // Standard_D2_v2: 2 vCPUs and 7 GB in the SKU list, enough for a system pool.
+    assert_eq!(
+        one_file(config, &skus, "d.json", &with("Standard_D2_v2"), &rules),
+        Vec::new()
+    );
+    let unknown = one_file(config, &skus, "e.json", &with("Standard_E2s_v3"), &rules);
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert_eq!(unknown[0].1, "info");
+    assert!(
+        unknown[0]
+            .2
+            .contains("the vCPUs and memory of Standard_E2s_v3 are not known"),
+        "{unknown:?}"
+    );
+}
+
+/// MIG's OS support follows the current (2026) AKS page: on the real REST example pool
+/// (Standard_ND96asr_v4, MIG2g), Azure Linux is accepted, a Windows pool is an error, and
+/// an OS SKU the catalog does not list is unknown (info), never a pass.
+#[test]
+fn mig_pools_need_a_linux_os_sku_aks_supports() {
+    let body = fixture("arm/arm-rest-agentpool-create-gpumig-nd96asr-v4.json");
+    let with = |os: &str| body.replacen("\"osType\": \"Linux\",", os, 1);
+    let plain = "asOf: 2026-11-22\n";
+    let rules = ["mig-profile-valid"];
+    assert_eq!(
+        one_file(plain, &[], "u.json", &body, &rules),
+        Vec::new(),
+        "Ubuntu by default"
+    );
+    assert_eq!(
+        one_file(
+            plain,
+            &[],
+            "al.json",
+            &with("\"osType\": \"Linux\", \"osSKU\": \"AzureLinux\","),
+            &rules
+        ),
+        Vec::new()
+    );
+    let win = one_file(
+        plain,
+        &[],
+        "w.json",
+        &with("\"osType\": \"Windows\", \"osSKU\": \"Windows2022\","),
+        &rules,
+    );
+    assert_eq!(
+        win,
+        vec![(
+            "mig-profile-valid".to_string(),
+            "error".to_string(),
+            "AKS node pool agentpool1 uses MIG profile MIG2g on OS SKU Windows2022: MIG is \
+             documented for Linux node pools only (NVIDIA supports MIG on Linux only); use an \
+             Ubuntu or Azure Linux pool (AKS MIG docs, 2026)"
+                .to_string()
+        )]
+    );
+    let new = one_file(
+        plain,
+        &[],
+        "n.json",
+        &with("\"osType\": \"Linux\", \"osSKU\": \"Ubuntu2604\","),
+        &rules,
+    );
+    assert!(
+        new.len() == 1
+            && new[0].1 == "info"
+            && new[0]
+                .2
+                .contains("whether AKS supports MIG there is unknown"),
+        "{new:?}"
+    );
+}

@@ -83,6 +83,10 @@ pub(super) fn functions() -> Context<'static> {
         Ok(azure::sku_offer(&s, &r, &z))
     });
     ctx.add_function("quota", |s: Cel, r: Cel| -> R { Ok(azure::quota(&s, &r)) });
+    ctx.add_function("aksPoolSize", |s: Cel, r: Cel, m: Cel| -> R {
+        Ok(super::aks::pool_size(&s, &r, &m))
+    });
+    ctx.add_function("migOs", |o: Cel, t: Cel| -> R { Ok(super::aks::mig_os(&o, &t)) });
     ctx.add_function("kaitoFit", |p: Cel, s: Cel, n: Cel, m: Cel| -> R {
         let count = match n {
             Cel::Int(i) => i,
@@ -124,6 +128,8 @@ pub const FUNCTIONS: &[&str] = &[
     "versionAtLeast",
     "skuOffer",
     "quota",
+    "aksPoolSize",
+    "migOs",
     "kaitoFit",
 ];
 

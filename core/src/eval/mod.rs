@@ -20,7 +20,9 @@
 //! - `azure`: what `skuOffer()` and `quota()` answer from the installed context, and the
 //!   per-evaluation sum of what the document declares of each quota.
 
+mod aks;
 mod azure;
+pub use aks::{AKS_POOL_SIZE_FIELDS, MIG_OS_FIELDS};
 pub use azure::declared;
 mod functions;
 mod views;
