@@ -247,6 +247,9 @@ impl Unresolved {
             ("module", Some(source)) => format!(
                 "{what}: its source `{source}` is not a local folder, so its resources are not checked (computeguard follows `./` and `../` modules)"
             ),
+            ("registry-module", Some(source)) => format!(
+                "{what}: `{source}` is a registry module or template spec, not read, so its resources are not checked (computeguard follows local `.bicep` and `.json` modules)"
+            ),
             ("module-depth", Some(source)) => format!(
                 "{what}: `{source}` is nested deeper than computeguard follows module calls, so its resources are not checked"
             ),

@@ -14,13 +14,16 @@ use computeguard_policy_core::compute::Source;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
+mod bicep;
 pub mod quota;
 mod terraform;
+
+pub use bicep::{ParamFile, named_param_files, read_param_file};
 
 pub use terraform::MAX_MODULE_DEPTH;
 
 /// Extensions `check` reads.
-pub const SUPPORTED: &[&str] = &["yaml", "yml", "json", "bicep", "tf", "tfvars"];
+pub const SUPPORTED: &[&str] = &["yaml", "yml", "json", "bicep", "bicepparam", "tf", "tfvars"];
 
 /// Marker of an inline suppression: `# computeguard:ignore <rule-id> <reason>`.
 pub use crate::suppress::IGNORE_MARKER;
@@ -34,6 +37,10 @@ pub struct Scan<'a> {
     /// `--var-file`s (the path as given, decoded), in order: applied to every Terraform
     /// folder checked, for the variables it declares.
     pub var_files: Vec<terraform::VarFile>,
+    /// `--param-file`s (and parameters files named on the command line), in order: a JSON
+    /// parameters file applies to every Bicep/ARM template checked, a `.bicepparam` to the
+    /// template its `using` names, for the parameters it declares.
+    pub param_files: Vec<ParamFile>,
 }
 
 /// Where one document comes from, for locating and naming what is found in it.
@@ -48,6 +55,18 @@ struct DocContext<'t> {
     /// `module.NAME.` (nested: `module.a.module.b.`) for a document of a called Terraform
     /// module: resources are then named by their module address.
     module: Option<&'t str>,
+    /// For a document of a Bicep module: the call that deploys it.
+    via: Option<&'t Via>,
+}
+
+/// The Bicep module call that deploys a document: named in its findings and unresolved facts.
+struct Via {
+    /// `module `gpu` at main.bicep:12` (`gpu[1]` in a loop; nested calls joined by `, from `).
+    site: String,
+    /// The instance label (`gpu`, `gpu[1]`), added to resource names.
+    label: String,
+    /// Passed parameters the caller could not know: name and what the call writes.
+    unknown: Vec<(String, String)>,
 }
 
 /// The name of standard input in findings when `--stdin-filename` is not given.
@@ -430,9 +449,25 @@ impl Scan<'_> {
     pub fn run(&self, inputs: &[Input], mut report: Report) -> Report {
         let progress = crate::progress::Progress::new(inputs.len());
         let called = called_modules(inputs);
+        let bicep_called = bicep::called_modules(inputs);
         let results: Vec<FileResult> = inputs
             .par_iter()
             .map(|f| {
+                if let Some(caller) = std::fs::canonicalize(&f.path)
+                    .ok()
+                    .and_then(|p| bicep_called.get(&p))
+                {
+                    progress.tick(&f.name);
+                    return FileResult {
+                        skipped: Some((
+                            SkipKind::Module,
+                            format!(
+                                "Bicep module deployed by {caller}: checked through that call, with its parameters"
+                            ),
+                        )),
+                        ..FileResult::default()
+                    };
+                }
                 let caller = matches!(
                     terraform::kind(&f.path),
                     Some(terraform::Kind::Hcl | terraform::Kind::Json)
@@ -526,6 +561,9 @@ impl Scan<'_> {
                 return out;
             }
         };
+        if bicep::is_bicepparam(path) {
+            return self.param_file(&name, path, &text);
+        }
         let syntax = Syntax::of(path).unwrap_or_else(|| Syntax::sniff(&text));
         if syntax == Syntax::Terraform(terraform::Kind::Vars) {
             let file_name = path
@@ -546,7 +584,7 @@ impl Scan<'_> {
             return out;
         }
         let decoded = syntax.decode(path, &text, &self.var_files);
-        let docs = match decoded {
+        let mut docs = match decoded {
             Ok(d) => d,
             Err(e) if syntax == Syntax::Yaml && text.contains("{{") => {
                 out.skipped = Some((
@@ -572,6 +610,14 @@ impl Scan<'_> {
                 return out;
             }
         };
+        if let (Syntax::Json, [doc]) = (syntax, docs.as_slice())
+            && bicep::is_parameters_json(&doc.value)
+        {
+            return self.param_file(&name, path, &text);
+        }
+        if let (Syntax::Bicep | Syntax::Json, [doc]) = (syntax, docs.as_mut_slice()) {
+            self.apply_param_files(path, &mut doc.value);
+        }
         let lines: Vec<&str> = text.lines().collect();
         // Comments follow the syntax, also when it was recognised from the content.
         let directives = match (Syntax::of(path), syntax) {
@@ -585,6 +631,7 @@ impl Scan<'_> {
             lines: &lines,
             directives: &directives,
             module: None,
+            via: None,
         };
         for doc in &docs {
             self.document(&ctx, doc, &mut out);
@@ -593,6 +640,18 @@ impl Scan<'_> {
             let shown = PathBuf::from(&name);
             let mut stack = vec![std::fs::canonicalize(terraform_folder(path)).unwrap_or_default()];
             self.modules(path, &shown, &name, doc, "", &mut stack, &mut out);
+        }
+        if let (Syntax::Bicep, [doc]) = (syntax, docs.as_slice()) {
+            let shown = PathBuf::from(&name);
+            let mut stack = vec![std::fs::canonicalize(path).unwrap_or_default()];
+            let before = out.resources;
+            self.bicep_modules(path, &shown, &name, doc, None, &mut stack, &mut out);
+            // What its modules deploy is this file's: not a file without compute.
+            if out.resources > before {
+                let own = format!("{name}:");
+                out.skipped_documents
+                    .retain(|(at, _)| !at.starts_with(&own));
+            }
         }
         self.incomplete_suppressions(&name, &directives, &mut out);
         if out.resources == 0 && out.errors.is_empty() {
@@ -713,6 +772,7 @@ impl Scan<'_> {
                     lines: &lines,
                     directives: &directives,
                     module: Some(&address),
+                    via: None,
                 };
                 self.document(&ctx, &module_doc, out);
                 self.modules(
@@ -737,6 +797,7 @@ impl Scan<'_> {
             lines,
             directives,
             module,
+            via,
         } = *ctx;
         out.documents += 1;
         let start = doc.positions.locate("").map_or(1, |s| s.line.max(1));
@@ -830,9 +891,15 @@ impl Scan<'_> {
                             .map_or(start, |s| s.line),
                         resource: ResourceRef {
                             kind: r.kind.clone(),
-                            name: address(&display).unwrap_or_else(|| display.clone()),
+                            name: match via {
+                                Some(v) => format!("{display} (module {})", v.label),
+                                None => address(&display).unwrap_or_else(|| display.clone()),
+                            },
                         },
-                        display: r.display.clone(),
+                        display: match via {
+                            Some(v) => v.describe(&r.display, fact.expression.as_deref()),
+                            None => r.display.clone(),
+                        },
                         field: fact.field,
                         expression: fact.expression,
                         path: fact.pointer,
@@ -878,14 +945,20 @@ impl Scan<'_> {
                     let finding = Finding {
                         rule: v.rule,
                         severity,
-                        message: v.message,
+                        message: match via {
+                            Some(via) => format!("{} (deployed by {})", v.message, via.site),
+                            None => v.message,
+                        },
                         file: name.to_string(),
                         line,
                         column,
                         path: v_path,
                         resource: ResourceRef {
                             kind: v.resource.kind,
-                            name: address(&v.resource.name).unwrap_or(v.resource.name),
+                            name: match via {
+                                Some(via) => format!("{} (module {})", v.resource.name, via.label),
+                                None => address(&v.resource.name).unwrap_or(v.resource.name),
+                            },
                         },
                         policy: loaded.policy.info().name.clone(),
                         remediation: v.remediation,
@@ -906,7 +979,9 @@ impl Scan<'_> {
             recognised += unit_recognised;
         }
         out.resources += recognised;
-        if recognised == 0 {
+        // A Bicep module without compute (a role assignment, a network) is part of its
+        // caller, which says whether anything was recognised.
+        if recognised == 0 && via.is_none() {
             let line = start;
             let kind = doc
                 .value
@@ -1092,6 +1167,11 @@ pub fn decode_like_check(
     text: &str,
     var_files: &[terraform::VarFile],
 ) -> Result<(Vec<Document>, Option<computeguard_engine::SourceKind>), String> {
+    if bicep::is_bicepparam(path) {
+        return Err(
+            "a Bicep parameters file holds no resources; check the template it is `using`".into(),
+        );
+    }
     let syntax = Syntax::of(path).unwrap_or_else(|| Syntax::sniff(text));
     if syntax == Syntax::Terraform(terraform::Kind::Vars) {
         return Err(

@@ -56,6 +56,12 @@ pub struct CheckArgs {
     /// `terraform plan -var-file` does. Repeatable; later files win.
     #[arg(long = "var-file", value_name = "FILE")]
     pub var_files: Vec<PathBuf>,
+    /// ARM/Bicep parameters file (`.bicepparam`, or JSON with the deploymentParameters
+    /// schema), applied after the template's defaults and the files paired with it by name
+    /// (`X.parameters.json`, `X.bicepparam` beside `X.bicep`): a JSON file to every template
+    /// checked, a `.bicepparam` to the template its `using` names. Repeatable; later files win.
+    #[arg(long = "param-file", value_name = "FILE")]
+    pub param_files: Vec<PathBuf>,
     /// Memory of each policy's sandbox, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = crate::DEFAULT_MEMORY_LIMIT_MIB, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub memory_limit_mib: u32,
@@ -78,11 +84,18 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     };
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
     let max_file_bytes = u64::from(args.max_file_mib) << 20;
+    // Parameters files named among the paths apply as `--param-file`s do (before them); a
+    // `.bicepparam` named alone brings the template it is `using`.
+    let (mut param_files, targets) = scan::named_param_files(&paths)?;
+    let paths: Vec<PathBuf> = paths.into_iter().chain(targets).collect();
     let (files, skipped) = scan::collect(&paths, args.stdin_filename.as_deref(), max_file_bytes)?;
     let engine = crate::engine_with(crate::EngineLimits {
         memory_limit_mib: args.memory_limit_mib,
     })?;
     let (mut loaded, context) = policies::load_all_with_context(&engine, &config, &args.policies)?;
+    for p in &args.param_files {
+        param_files.push(scan::read_param_file(p)?);
+    }
     let var_files = args
         .var_files
         .iter()
@@ -105,6 +118,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         as_of,
         max_file_bytes,
         var_files,
+        param_files,
     };
     let rules = loaded
         .iter()
@@ -269,6 +283,7 @@ fn judge_quota_together(
         as_of: as_of.to_string(),
         max_file_bytes,
         var_files: var_files.to_vec(),
+        param_files: Vec::new(),
     }
     .declared_quota(files);
     if totals.is_empty() {

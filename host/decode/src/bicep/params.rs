@@ -111,7 +111,7 @@ fn params_as_vars(text: &str) -> (String, BTreeSet<usize>) {
         let rest = &line[indent..];
         let keyword = rest
             .strip_prefix("param")
-            .is_some_and(|after| after.starts_with(|c: char| c == ' ' || c == '\t'));
+            .is_some_and(|after| after.starts_with([' ', '\t']));
         if rest.trim_end() == "using none" {
             // Not in the grammar: blanked (the file is for no template file).
             out.push_str(&" ".repeat(line.trim_end().len()));

@@ -1,0 +1,901 @@
+//! Bicep and ARM files in a scan: parameter files, and local modules followed with what the
+//! call passes.
+//!
+//! Parameter files give values to a template's parameters, lowest precedence first: the
+//! template's defaults, then the files paired with it by name (`X.parameters.json` and
+//! `X.bicepparam` beside `X.bicep` or `X.json`; a `.bicepparam` only when its `using` names
+//! that template), then the files given with `--param-file` (or named on the command line),
+//! in order. A JSON parameters file (the `deploymentParameters.json` schema) applies to every
+//! root template checked, for the parameters it declares; a `.bicepparam` to the template its
+//! `using` names. A Key Vault reference or a value known only at deploy time
+//! (`readEnvironmentVariable(...)`) leaves the parameter unresolved.
+//!
+//! A module call (`module gpu './gpu.bicep' = { params: {...} }`) to a local `.bicep` or
+//! `.json` file is followed: the module is checked as a document of its own file, its
+//! parameters bound to what the call passes (evaluated in the caller's scope); a value the
+//! caller cannot know leaves the parameter without a value, so what depends on it is
+//! unresolved. A call whose `if` is false deploys nothing; a loop over a known array checks
+//! the module once per item. A registry (`br:`, `br/alias:`) or template spec (`ts:`)
+//! module is not read: it is an unresolved fact naming what it receives.
+
+use super::{DocContext, FileResult, Input, Scan, Syntax, Via};
+use crate::report::{FileError, ResourceRef, SkipKind, Unresolved};
+use crate::suppress::Directives;
+use computeguard_decode::{DecodeError, Document, decode_bicep, decode_bicepparam, decode_json};
+use computeguard_policy_core::read::arm::evaluate;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+
+/// Most bytes of what a registry module receives shown in its unresolved entry.
+const RECEIVED_LIMIT: usize = 600;
+
+impl Scan<'_> {
+    /// A parameters file met as an input: skipped (it holds no resources), saying whether and
+    /// where its values apply; an invalid one is an error.
+    pub(super) fn param_file(&self, name: &str, path: &Path, text: &str) -> FileResult {
+        let mut out = FileResult::default();
+        let parsed = match parse_param_file(path, text) {
+            Ok(p) => p,
+            Err(message) => {
+                out.errors.push(FileError {
+                    file: name.to_string(),
+                    line: 0,
+                    message: format!("invalid parameters file: {message}"),
+                });
+                return out;
+            }
+        };
+        let given = self.param_files.iter().any(|p| same_file(&p.path, path));
+        let paired = paired_template(path);
+        let why = match (&parsed.using, &parsed.using_other) {
+            (_, Some(other)) => {
+                format!("Bicep parameter values for `{other}`, not a local template: not applied")
+            }
+            (Some(target), _) if given => format!(
+                "Bicep parameter values for `{}`: applied with `--param-file` when it is checked",
+                target.display()
+            ),
+            (Some(target), _) if paired.as_deref().is_some_and(|t| same_file(t, target)) => {
+                format!(
+                    "Bicep parameter values for `{}`: applied when it is checked",
+                    target.display()
+                )
+            }
+            (Some(target), _) => format!(
+                "Bicep parameter values for `{}` (its `using`), not named after it: not applied; pass `--param-file {name}`",
+                target.display()
+            ),
+            (None, None) if given => {
+                "ARM/Bicep parameter values: applied with `--param-file` to the templates checked"
+                    .to_string()
+            }
+            (None, None) => match paired {
+                Some(t) => format!(
+                    "ARM/Bicep parameter values for `{}`: applied when it is checked",
+                    t.display()
+                ),
+                None => format!(
+                    "ARM/Bicep parameter values not named after a template beside them (`X.parameters.json` beside `X.bicep` or `X.json`): not applied; pass `--param-file {name}` with the template"
+                ),
+            },
+        };
+        out.skipped = Some((SkipKind::Variables, why));
+        out
+    }
+
+    /// Gives the root template `path` (decoded as `template`) the values of the parameters
+    /// files paired with it, then of the `--param-file`s that apply to it.
+    pub(super) fn apply_param_files(&self, path: &Path, template: &mut Value) {
+        let looks_like_template = template.get("parameters").is_some_and(Value::is_object)
+            && (template.get("resources").is_some() || template.get("$schema").is_some());
+        if !looks_like_template {
+            return;
+        }
+        let paired = paired(path);
+        let given = self.param_files.iter().filter(|p| match &p.using {
+            Some(target) => same_file(target, path),
+            None => p.using_other.is_none(),
+        });
+        let files: Vec<&ParamFile> = paired.iter().chain(given).collect();
+        apply(template, &files);
+    }
+
+    /// Checks the modules the Bicep document `doc` (of `path`, shown as `name`) calls: each
+    /// local module file as a document of its own, once per instance, with the parameters
+    /// the call passes bound; a registry or template spec module is an unresolved fact.
+    /// `parent`: the call that deploys `doc`, when it is a module itself; `stack`: the files
+    /// on the way here (a module that calls itself is followed once).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a recursion over module calls; the arguments are its position"
+    )]
+    pub(super) fn bicep_modules(
+        &self,
+        path: &Path,
+        shown: &Path,
+        name: &str,
+        doc: &Document,
+        parent: Option<&Via>,
+        stack: &mut Vec<PathBuf>,
+        out: &mut FileResult,
+    ) {
+        let from = parent.map_or_else(String::new, |p| format!(", from {}", p.site));
+        for call in module_calls(path, shown, &doc.value) {
+            let line = doc.positions.locate(&call.pointer).map_or(0, |s| s.line);
+            let Some(instances) = instances(&doc.value, &call) else {
+                // `if` is false: the module is not deployed.
+                continue;
+            };
+            let (Some(file), Some(shown_file)) = (&call.file, &call.shown) else {
+                out.unresolved.push(Unresolved {
+                    file: name.to_string(),
+                    line,
+                    resource: ResourceRef {
+                        kind: "bicep-module".into(),
+                        name: call.name.clone(),
+                    },
+                    display: format!(
+                        "Bicep module `{}`{from}, which receives {}",
+                        call.name,
+                        received(&doc.value, &call, RECEIVED_LIMIT)
+                    ),
+                    field: "registry-module".into(),
+                    expression: Some(call.source.clone()),
+                    path: format!("{}/module", call.pointer),
+                });
+                continue;
+            };
+            if !file.is_file() {
+                out.errors.push(FileError {
+                    file: name.to_string(),
+                    line,
+                    message: format!(
+                        "module `{}`: its file `{}` does not exist ({})",
+                        call.name,
+                        call.source,
+                        file.display()
+                    ),
+                });
+                continue;
+            }
+            let key = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+            if stack.contains(&key) {
+                continue;
+            }
+            if stack.len() > super::MAX_MODULE_DEPTH {
+                out.unresolved.push(Unresolved {
+                    file: name.to_string(),
+                    line,
+                    resource: ResourceRef {
+                        kind: "bicep-module".into(),
+                        name: call.name.clone(),
+                    },
+                    display: format!("Bicep module `{}`{from}", call.name),
+                    field: "module-depth".into(),
+                    expression: Some(call.source.clone()),
+                    path: format!("{}/module", call.pointer),
+                });
+                continue;
+            }
+            let shown_name = shown_file.display().to_string();
+            let input = Input {
+                name: shown_name.clone(),
+                path: file.clone(),
+                text: None,
+            };
+            let text = match self.read(&input) {
+                Ok(t) => t,
+                Err(message) => {
+                    out.errors.push(FileError {
+                        file: shown_name,
+                        line: 0,
+                        message: format!(
+                            "module `{}` (called at {name}:{line}): {message}",
+                            call.name
+                        ),
+                    });
+                    continue;
+                }
+            };
+            let decoded = match decode_module(file, &text) {
+                Ok(d) => d,
+                Err(e) => {
+                    out.errors.push(FileError {
+                        file: shown_name,
+                        line: e.line,
+                        message: format!(
+                            "module `{}` (called at {name}:{line}): invalid file at line {}, column {}: {}",
+                            call.name, e.line, e.column, e.message
+                        ),
+                    });
+                    continue;
+                }
+            };
+            let syntax = if decode_module_is_bicep(file) {
+                Syntax::Bicep
+            } else {
+                Syntax::Json
+            };
+            let lines: Vec<&str> = text.lines().collect();
+            let directives = Directives::parse(file, &text);
+            stack.push(key);
+            for (instance, values) in instances {
+                let mut module_doc = decoded.clone();
+                bind_module(&mut module_doc.value, &values, &instance.unknown);
+                let via = Via {
+                    site: format!("module `{}` at {name}:{line}{from}", instance.label),
+                    label: match parent {
+                        Some(p) => format!("{}/{}", p.label, instance.label),
+                        None => instance.label,
+                    },
+                    unknown: instance.unknown,
+                };
+                let ctx = DocContext {
+                    path: file,
+                    syntax,
+                    name: &shown_name,
+                    lines: &lines,
+                    directives: &directives,
+                    module: None,
+                    via: Some(&via),
+                };
+                self.document(&ctx, &module_doc, out);
+                if syntax == Syntax::Bicep {
+                    self.bicep_modules(
+                        file,
+                        shown_file,
+                        &shown_name,
+                        &module_doc,
+                        Some(&via),
+                        stack,
+                        out,
+                    );
+                }
+            }
+            stack.pop();
+        }
+    }
+}
+
+impl Via {
+    /// The resource `display` of an unresolved fact whose expression is `expression`: with
+    /// the call site, and what the call passes for the parameters the expression uses.
+    pub(super) fn describe(&self, display: &str, expression: Option<&str>) -> String {
+        let used = |p: &str| {
+            expression.is_some_and(|e| {
+                e.to_ascii_lowercase()
+                    .contains(&format!("parameters('{}')", p.to_ascii_lowercase()))
+            })
+        };
+        let passes: Vec<String> = self
+            .unknown
+            .iter()
+            .filter(|(p, _)| used(p))
+            .map(|(p, written)| format!("`{p}` = `{written}`"))
+            .collect();
+        if passes.is_empty() {
+            format!("{display} (deployed by {})", self.site)
+        } else {
+            format!(
+                "{display} (deployed by {}, which passes {}, known only at deploy time)",
+                self.site,
+                passes.join(", ")
+            )
+        }
+    }
+}
+
+/// The module files (canonical) that the Bicep files among `inputs` call, each with its
+/// first caller (`main.bicep (module gpu)`): checked through the call, not alone.
+pub(super) fn called_modules(inputs: &[Input]) -> HashMap<PathBuf, String> {
+    let mut called = HashMap::new();
+    for input in inputs {
+        if !decode_module_is_bicep(&input.path) {
+            continue;
+        }
+        let text = match &input.text {
+            Some(t) => std::borrow::Cow::Borrowed(t.as_str()),
+            None => match std::fs::read_to_string(&input.path) {
+                Ok(t) => std::borrow::Cow::Owned(t),
+                Err(_) => continue,
+            },
+        };
+        let Ok(doc) = decode_bicep(&text) else {
+            continue;
+        };
+        let shown = PathBuf::from(&input.name);
+        for call in module_calls(&input.path, &shown, &doc.value) {
+            if let Some(file) = call.file.and_then(|f| std::fs::canonicalize(f).ok()) {
+                called
+                    .entry(file)
+                    .or_insert_with(|| format!("{} (module {})", input.name, call.name));
+            }
+        }
+    }
+    called
+}
+
+fn decode_module_is_bicep(file: &Path) -> bool {
+    file.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("bicep"))
+}
+
+/// A parameters file: where it is and the values it gives.
+#[derive(Clone, Debug)]
+pub struct ParamFile {
+    /// The path as given.
+    pub path: PathBuf,
+    /// For a `.bicepparam`: the template its `using` names, joined to its folder
+    /// (lexically); `None` for a JSON parameters file, which names no template.
+    pub using: Option<PathBuf>,
+    /// `using` as written when it is not a local file (`br/public:...`, `none`).
+    pub using_other: Option<String>,
+    /// Parameter name -> its value, or `None` when known only at deploy time.
+    pub values: Vec<(String, Option<Value>)>,
+}
+
+/// Whether `path` is a `.bicepparam` file.
+pub fn is_bicepparam(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("bicepparam"))
+}
+
+/// Whether the decoded JSON `doc` is an ARM/Bicep parameters file: its `$schema` names
+/// `deploymentParameters.json`, or (without a schema) it holds only `parameters` whose
+/// entries each have `value` or `reference`, and `contentVersion`.
+pub fn is_parameters_json(doc: &Value) -> bool {
+    let Some(obj) = doc.as_object() else {
+        return false;
+    };
+    if let Some(schema) = obj.get("$schema").and_then(Value::as_str) {
+        return schema.contains("deploymentParameters.json");
+    }
+    let Some(Value::Object(params)) = obj.get("parameters") else {
+        return false;
+    };
+    !params.is_empty()
+        && obj
+            .keys()
+            .all(|k| matches!(k.as_str(), "parameters" | "contentVersion"))
+        && params.values().all(|p| {
+            p.as_object()
+                .is_some_and(|p| p.contains_key("value") || p.contains_key("reference"))
+        })
+}
+
+/// Reads a parameters file (`--param-file`, or one named on the command line).
+///
+/// # Errors
+///
+/// The file cannot be read, is not valid, or is not a parameters file.
+pub fn read_param_file(path: &Path) -> anyhow::Result<ParamFile> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("--param-file `{}`: cannot read: {e}", path.display()))?;
+    parse_param_file(path, &text).map_err(|e| anyhow::anyhow!("--param-file {e}"))
+}
+
+/// The parameters files among the `paths` named on the command line (a `.bicepparam`, or a
+/// JSON file with the parameters schema): applied as if given with `--param-file`; and the
+/// templates a named `.bicepparam` is `using` that are not among `paths`, to check as well.
+///
+/// # Errors
+///
+/// A named `.bicepparam` that cannot be read or decoded.
+pub fn named_param_files(paths: &[PathBuf]) -> anyhow::Result<(Vec<ParamFile>, Vec<PathBuf>)> {
+    let mut files = Vec::new();
+    let mut targets: Vec<PathBuf> = Vec::new();
+    for p in paths.iter().filter(|p| p.is_file()) {
+        let json = p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        if is_bicepparam(p) {
+            let file = read_param_file(p)?;
+            if let Some(target) = &file.using
+                && target.is_file()
+                && !paths.iter().chain(&targets).any(|q| same_file(q, target))
+            {
+                targets.push(target.clone());
+            }
+            files.push(file);
+        } else if json
+            && let Ok(text) = std::fs::read_to_string(p)
+            && let Ok(file) = parse_param_file(p, &text)
+        {
+            files.push(file);
+        }
+    }
+    Ok((files, targets))
+}
+
+/// Decodes the parameters file `path` whose content is `text`; the error names the file.
+pub fn parse_param_file(path: &Path, text: &str) -> Result<ParamFile, String> {
+    let at = |e: DecodeError| format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message);
+    if is_bicepparam(path) {
+        let p = decode_bicepparam(text).map_err(at)?;
+        let doc = &p.document.value;
+        // The file's own scope: every `var` and `param` of it, as variables.
+        let scope = json!({"variables": doc.get("variables").cloned().unwrap_or(json!({}))});
+        let values = doc
+            .get("parameters")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| {
+                        let value = v.get("value").and_then(|v| evaluate(&scope, v));
+                        (k.clone(), value)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let (using, using_other) = match p.using {
+            Some(u) if !is_remote(&u) => (Some(lexical_join(folder(path), &u)), None),
+            Some(u) => (None, Some(u)),
+            None => (None, Some("none".into())),
+        };
+        return Ok(ParamFile {
+            path: path.to_path_buf(),
+            using,
+            using_other,
+            values,
+        });
+    }
+    let doc = decode_json(text).map_err(at)?;
+    if !is_parameters_json(&doc.value) {
+        return Err(format!(
+            "`{}`: not a parameters file (expected the deploymentParameters.json schema: `{{\"parameters\": {{\"name\": {{\"value\": ...}}}}}}`)",
+            path.display()
+        ));
+    }
+    let values = doc
+        .value
+        .get("parameters")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                // A literal value; a Key Vault `reference` is known at deploy time only.
+                .map(|(k, v)| (k.clone(), v.get("value").cloned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(ParamFile {
+        path: path.to_path_buf(),
+        using: None,
+        using_other: None,
+        values,
+    })
+}
+
+/// The parameters files paired by name with the template `path`: `X.parameters.json` and
+/// `X.bicepparam` (when its `using` names `X`) beside `X.bicep` / `X.json`. Files that
+/// cannot be read or decoded add nothing here (they are reported when they are checked).
+pub fn paired(path: &Path) -> Vec<ParamFile> {
+    let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+        return Vec::new();
+    };
+    let dir = folder(path);
+    let mut out = Vec::new();
+    let json_file = dir.join(format!("{stem}.parameters.json"));
+    if json_file.is_file()
+        && let Ok(text) = std::fs::read_to_string(&json_file)
+        && let Ok(p) = parse_param_file(&json_file, &text)
+    {
+        out.push(p);
+    }
+    let bicepparam = dir.join(format!("{stem}.bicepparam"));
+    if bicepparam.is_file()
+        && let Ok(text) = std::fs::read_to_string(&bicepparam)
+        && let Ok(p) = parse_param_file(&bicepparam, &text)
+        && p.using.as_deref().is_some_and(|u| same_file(u, path))
+    {
+        out.push(p);
+    }
+    out
+}
+
+/// The template a parameters file beside it is paired with by name (`X.parameters.json` or
+/// `X.bicepparam` -> `X.bicep`, else `X.json`), if that template exists.
+pub fn paired_template(param_file: &Path) -> Option<PathBuf> {
+    let name = param_file.file_name()?.to_str()?;
+    let lower = name.to_ascii_lowercase();
+    let stem = if lower.ends_with(".parameters.json") {
+        &name[..name.len() - ".parameters.json".len()]
+    } else if lower.ends_with(".bicepparam") {
+        &name[..name.len() - ".bicepparam".len()]
+    } else {
+        return None;
+    };
+    let dir = folder(param_file);
+    ["bicep", "json"]
+        .iter()
+        .map(|ext| dir.join(format!("{stem}.{ext}")))
+        .find(|p| p.is_file())
+}
+
+/// Whether two paths name the same file.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Gives the parameters of `template` (an ARM-shaped template) the values of `files`, in
+/// order, for the parameters it declares: a known value becomes the parameter's
+/// `defaultValue`, one known only at deploy time removes it. Returns the names set.
+pub fn apply(template: &mut Value, files: &[&ParamFile]) -> Vec<String> {
+    let mut set = Vec::new();
+    let Some(Value::Object(params)) = template.get_mut("parameters") else {
+        return set;
+    };
+    for file in files {
+        for (name, value) in &file.values {
+            let Some((key, p)) = params
+                .iter_mut()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            else {
+                continue;
+            };
+            bind(p, value.as_ref());
+            set.push(key.clone());
+        }
+    }
+    set
+}
+
+/// Sets the `defaultValue` of the parameter declaration `p` to the literal `value`, or
+/// removes it (`None`: known only at deploy time).
+fn bind(p: &mut Value, value: Option<&Value>) {
+    let Some(p) = p.as_object_mut() else {
+        return;
+    };
+    match value {
+        Some(v) => {
+            p.insert("defaultValue".into(), escape(v));
+        }
+        None => {
+            p.remove("defaultValue");
+        }
+    }
+}
+
+/// A literal as a template writes it: a string starting with `[` escaped as `[[`.
+fn escape(v: &Value) -> Value {
+    match v {
+        Value::String(s) if s.starts_with('[') => Value::String(format!("[{s}")),
+        Value::Array(a) => Value::Array(a.iter().map(escape).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), escape(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Whether a module path (or `using` target) is a registry module or template spec rather
+/// than a local file.
+fn is_remote(source: &str) -> bool {
+    let lower = source.to_ascii_lowercase();
+    ["br:", "br/", "ts:", "ts/"]
+        .iter()
+        .any(|p| lower.starts_with(p))
+}
+
+/// One `module` of a Bicep document.
+pub struct ModuleCall {
+    /// The symbolic name: `gpu` in `module gpu './gpu.bicep'`.
+    pub name: String,
+    /// JSON pointer of the call in the calling document.
+    pub pointer: String,
+    /// The module path as written.
+    pub source: String,
+    /// The module file, when it is local.
+    pub file: Option<PathBuf>,
+    /// The module file as shown in findings.
+    pub shown: Option<PathBuf>,
+    /// The call as written (its `condition`, `copy`, `properties.parameters`).
+    pub call: Value,
+}
+
+/// The `module` declarations of the Bicep document `doc` of the file `path` (shown as
+/// `shown`).
+pub fn module_calls(path: &Path, shown: &Path, doc: &Value) -> Vec<ModuleCall> {
+    let Some(Value::Array(resources)) = doc.get("resources") else {
+        return Vec::new();
+    };
+    resources
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let source = r.get("module")?.as_str()?.to_string();
+            let local = !is_remote(&source);
+            Some(ModuleCall {
+                name: r
+                    .get("symbolicName")
+                    .and_then(Value::as_str)
+                    .unwrap_or("module")
+                    .to_string(),
+                pointer: format!("/resources/{i}"),
+                file: local.then(|| lexical_join(folder(path), &source)),
+                shown: local.then(|| lexical_join(folder(shown), &source)),
+                source,
+                call: r.clone(),
+            })
+        })
+        .collect()
+}
+
+/// One instance of a module call: the module's template with its parameters bound.
+pub struct Instance {
+    /// `gpu` or, in a loop, `gpu[1]`.
+    pub label: String,
+    /// The passed parameters the caller could not know: name and what the call writes.
+    pub unknown: Vec<(String, String)>,
+}
+
+/// What a module call deploys, in the scope of the calling template `caller`:
+/// `None` when its `if` is false (nothing is deployed), else one list of passed values per
+/// instance (one, or one per item of a loop over a known array). A loop over an array known
+/// only at deploy time gives one instance in which what depends on the item is unknown.
+pub fn instances(caller: &Value, call: &ModuleCall) -> Option<Vec<(Instance, Map<String, Value>)>> {
+    if let Some(cond) = call.call.get("condition")
+        && evaluate(caller, cond) == Some(Value::Bool(false))
+    {
+        return None;
+    }
+    let passed = call
+        .call
+        .pointer("/properties/parameters")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let count = call
+        .call
+        .pointer("/copy/count")
+        .and_then(Value::as_str)
+        .and_then(|c| c.strip_prefix("[length(")?.strip_suffix(")]"))
+        .map(|collection| evaluate(caller, &Value::String(format!("[{collection}]"))));
+    let indices: Vec<Option<usize>> = match &count {
+        None => vec![None],
+        Some(Some(Value::Array(items))) => (0..items.len()).map(Some).collect(),
+        Some(_) => vec![None],
+    };
+    let looped = count.is_some();
+    let mut out = Vec::new();
+    for index in indices {
+        let mut values = Map::new();
+        let mut unknown = Vec::new();
+        for (name, p) in &passed {
+            let Some(written) = p.get("value") else {
+                unknown.push((name.clone(), "a Key Vault reference".into()));
+                continue;
+            };
+            let written = match index {
+                Some(i) => with_index(written, i),
+                None => written.clone(),
+            };
+            match evaluate(caller, &written) {
+                Some(v) => {
+                    values.insert(name.clone(), v);
+                }
+                None => unknown.push((name.clone(), shown_value(&written))),
+            }
+        }
+        let label = match (looped, index) {
+            (true, Some(i)) => format!("{}[{i}]", call.name),
+            (true, None) => format!("{}[*]", call.name),
+            _ => call.name.clone(),
+        };
+        out.push((Instance { label, unknown }, values));
+    }
+    Some(out)
+}
+
+/// `v` with every `copyIndex()` of its expressions replaced by `i`.
+fn with_index(v: &Value, i: usize) -> Value {
+    match v {
+        Value::String(s) if s.starts_with('[') && !s.starts_with("[[") => {
+            Value::String(s.replace("copyIndex()", &i.to_string()))
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| with_index(x, i)).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), with_index(x, i)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// A value as the text shown in messages (strings without quotes).
+fn shown_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Decodes the module file `file` (`.bicep`, else an ARM JSON template).
+pub fn decode_module(file: &Path, text: &str) -> Result<Document, DecodeError> {
+    if decode_module_is_bicep(file) {
+        decode_bicep(text)
+    } else {
+        decode_json(text)
+    }
+}
+
+/// Binds the module template `module` to the values passed (`values`) and the passes the
+/// caller could not know (`unknown`, left without a value).
+pub fn bind_module(module: &mut Value, values: &Map<String, Value>, unknown: &[(String, String)]) {
+    let Some(Value::Object(params)) = module.get_mut("parameters") else {
+        return;
+    };
+    for (key, p) in params.iter_mut() {
+        if let Some((_, v)) = values.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)) {
+            bind(p, Some(v));
+        } else if unknown.iter().any(|(k, _)| k.eq_ignore_ascii_case(key)) {
+            bind(p, None);
+        }
+    }
+}
+
+/// What a registry module receives, for its unresolved entry: the parameters most likely to
+/// carry compute facts first, each value as known (or as written), at most `limit` bytes.
+pub fn received(caller: &Value, call: &ModuleCall, limit: usize) -> String {
+    let passed = call
+        .call
+        .pointer("/properties/parameters")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let compute = |k: &str| {
+        let k = k.to_ascii_lowercase();
+        ![
+            "size", "sku", "pool", "vm", "node", "gpu", "location", "zone", "count",
+        ]
+        .iter()
+        .any(|w| k.contains(w))
+    };
+    let mut keys: Vec<&String> = passed.keys().collect();
+    keys.sort_by_key(|k| (compute(k), k.to_ascii_lowercase()));
+    let mut out = String::new();
+    for k in keys {
+        let written = passed.get(k).and_then(|p| p.get("value"));
+        let value = written
+            .and_then(|w| evaluate(caller, w))
+            .map(|v| match v {
+                Value::String(s) => s,
+                other => other.to_string(),
+            })
+            .or_else(|| written.map(shown_value))
+            .unwrap_or_else(|| "a Key Vault reference".into());
+        let part = format!("{k} = {value}");
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        if out.len() + part.len() > limit {
+            out.push('…');
+            break;
+        }
+        out.push_str(&part);
+    }
+    if out.is_empty() {
+        out.push_str("no parameters");
+    }
+    out
+}
+
+/// The folder of `path` (`.` for a bare file name).
+fn folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if d.as_os_str().is_empty() => Path::new("."),
+        Some(d) => d,
+        None => Path::new("."),
+    }
+}
+
+/// `base` joined with the relative path `rel`, `.` and `..` applied lexically.
+fn lexical_join(base: &Path, rel: &str) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in base.join(rel).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_json_is_recognised_by_schema_or_shape() {
+        assert!(is_parameters_json(&json!({
+            "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentParameters.json#",
+            "contentVersion": "1.0.0.0", "parameters": {}
+        })));
+        assert!(is_parameters_json(
+            &json!({"parameters": {"a": {"value": 1}, "b": {"reference": {}}}})
+        ));
+        // A template has parameters too, but declarations, and resources.
+        assert!(!is_parameters_json(&json!({
+            "parameters": {"a": {"type": "string"}}, "resources": []
+        })));
+    }
+
+    #[test]
+    fn values_bind_in_order_and_a_reference_unbinds() {
+        let mut t = json!({"parameters": {
+            "vmSize": {"type": "string", "defaultValue": "Standard_D2s_v3"},
+            "pw": {"type": "securestring", "defaultValue": "x"},
+            "tag": {"type": "string"}}});
+        let first = ParamFile {
+            path: "a".into(),
+            using: None,
+            using_other: None,
+            values: vec![
+                ("VMSIZE".into(), Some(json!("Standard_NC6"))),
+                ("pw".into(), None),
+                ("undeclared".into(), Some(json!(1))),
+            ],
+        };
+        let second = ParamFile {
+            values: vec![("tag".into(), Some(json!("[not an expression]")))],
+            ..first.clone()
+        };
+        let set = apply(&mut t, &[&first, &second]);
+        assert_eq!(set, vec!["vmSize", "pw", "tag"]);
+        assert_eq!(t["parameters"]["vmSize"]["defaultValue"], "Standard_NC6");
+        assert!(t["parameters"]["pw"].get("defaultValue").is_none());
+        assert_eq!(
+            t["parameters"]["tag"]["defaultValue"],
+            "[[not an expression]"
+        );
+    }
+
+    #[test]
+    fn module_loops_expand_over_known_arrays() {
+        let caller = json!({"parameters": {"pools": {"type": "array",
+            "defaultValue": [{"size": "Standard_NC6"}, {"size": "Standard_NC24ads_A100_v4"}]},
+            "other": {"type": "array"}}});
+        let call = |count: &str| ModuleCall {
+            name: "pool".into(),
+            pointer: "/resources/0".into(),
+            source: "./pool.bicep".into(),
+            file: None,
+            shown: None,
+            call: json!({"copy": {"count": count},
+                "properties": {"parameters": {
+                    "size": {"value": "[parameters('pools')[copyIndex()].size]"},
+                    "fixed": {"value": "x"}}}}),
+        };
+        let known = instances(&caller, &call("[length(parameters('pools'))]")).unwrap_or_default();
+        let got: Vec<(String, Value)> = known
+            .iter()
+            .map(|(i, v)| (i.label.clone(), v["size"].clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("pool[0]".into(), json!("Standard_NC6")),
+                ("pool[1]".into(), json!("Standard_NC24ads_A100_v4"))
+            ]
+        );
+        let unknown =
+            instances(&caller, &call("[length(parameters('other'))]")).unwrap_or_default();
+        assert_eq!(unknown.len(), 1);
+        assert_eq!(unknown[0].0.label, "pool[*]");
+        assert_eq!(unknown[0].0.unknown[0].0, "size");
+        assert_eq!(unknown[0].1["fixed"], "x");
+    }
+}
