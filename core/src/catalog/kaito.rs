@@ -10,71 +10,70 @@
 //! A preset or instance type the data does not list, or a requirement it does not state,
 //! is unknown: never a pass.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 use std::sync::OnceLock;
 
 /// KAITO's data: its version and its two tables. Also the `kaito:` section of an overlay.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct KaitoData {
     /// The KAITO release or commit the figures come from, as messages name it.
     pub version: String,
     /// Overlay only: drop the built-in presets and instance types first (another release),
     /// instead of changing or adding entries by name.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub replace: bool,
     /// Presets (legacy names and model catalog ids).
-    #[serde(default)]
     pub presets: Vec<KaitoPreset>,
     /// Instance types KAITO knows, with the whole VM's GPUs.
-    #[serde(default)]
     pub instance_types: Vec<KaitoInstanceType>,
 }
 
 /// One preset and what it needs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct KaitoPreset {
     /// Preset name as a Workspace writes it (`phi-4`, `microsoft/phi-4`); compared without case.
     pub name: String,
     /// The model catalog id a legacy name maps to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// KAITO refuses the preset ("Model %s is deprecated and no longer supported").
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub deprecated: bool,
     /// What inference needs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub inference: Option<KaitoNeed>,
     /// What tuning needs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tuning: Option<KaitoNeed>,
     /// Where the figures come from (file and line).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// Built-in source ids ([`super::source`] resolves them).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
 }
 
 /// A preset's requirement; a figure left out is not checked (KAITO does not check it).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct KaitoNeed {
     /// At least this many GPUs in all (KAITO's `GPUCountRequirement`, until 2026-03).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpus: Option<u32>,
     /// At least this much GPU memory in all, as KAITO writes it (`27.31Gi`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub total_gpu_memory: Option<String>,
     /// At least this much memory per GPU (`0Gi`: no requirement; until 2025-09).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub per_gpu_memory: Option<String>,
 }
 
 /// One instance type of KAITO's SKU table.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct KaitoInstanceType {
     /// VM size name, any case.
     pub name: String,
@@ -83,11 +82,84 @@ pub struct KaitoInstanceType {
     /// GPU memory of the whole VM, as KAITO writes it (`80Gi`).
     pub gpu_memory: String,
     /// Where the figures come from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// Built-in source ids.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
+}
+
+fn text(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+fn texts(v: &Value, key: &str) -> Vec<String> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn count(v: &Value, key: &str) -> Option<u32> {
+    v.get(key)
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+fn need(v: Option<&Value>) -> Option<KaitoNeed> {
+    let v = v?;
+    Some(KaitoNeed {
+        gpus: count(v, "gpus"),
+        total_gpu_memory: text(v, "totalGpuMemory"),
+        per_gpu_memory: text(v, "perGpuMemory"),
+    })
+}
+
+impl KaitoData {
+    /// Reads the overlay format's `kaito:` section (checked against the overlay schema
+    /// first), or the built-in data in the same shape. Written out rather than derived: the
+    /// policy component carries no deserializer for it.
+    pub fn from_json(v: &Value) -> Self {
+        let list = |key: &str| {
+            v.get(key)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        KaitoData {
+            version: text(v, "version").unwrap_or_default(),
+            replace: v.get("replace").and_then(Value::as_bool).unwrap_or(false),
+            presets: list("presets")
+                .iter()
+                .map(|p| KaitoPreset {
+                    name: text(p, "name").unwrap_or_default(),
+                    model: text(p, "model"),
+                    deprecated: p
+                        .get("deprecated")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                    inference: need(p.get("inference")),
+                    tuning: need(p.get("tuning")),
+                    source: text(p, "source"),
+                    sources: texts(p, "sources"),
+                })
+                .collect(),
+            instance_types: list("instanceTypes")
+                .iter()
+                .map(|t| KaitoInstanceType {
+                    name: text(t, "name").unwrap_or_default(),
+                    gpus: count(t, "gpus").unwrap_or(0),
+                    gpu_memory: text(t, "gpuMemory").unwrap_or_default(),
+                    source: text(t, "source"),
+                    sources: texts(t, "sources"),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The built-in data as JSON (written by `build.rs` from `policies/catalog/kaito.yaml`).
@@ -96,8 +168,13 @@ const BUILTIN_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/kaito.json"))
 /// The built-in KAITO data, ignoring overlays.
 pub fn builtin() -> &'static KaitoData {
     static BUILTIN: OnceLock<KaitoData> = OnceLock::new();
-    // A test checks the generated JSON parses; should it not, nothing is known (unknown, not a pass).
-    BUILTIN.get_or_init(|| serde_json::from_str(BUILTIN_JSON).unwrap_or_default())
+    // A test checks the generated JSON parses; should it not, nothing is known (unknown, not a
+    // pass).
+    BUILTIN.get_or_init(|| {
+        serde_json::from_str::<Value>(BUILTIN_JSON)
+            .map(|v| KaitoData::from_json(&v))
+            .unwrap_or_default()
+    })
 }
 
 static ACTIVE: OnceLock<KaitoData> = OnceLock::new();
@@ -109,9 +186,9 @@ pub fn active() -> &'static KaitoData {
 
 /// Merges the overlays' `kaito:` sections (in order; a later one wins) over the built-in
 /// data. Called by [`super::install`], once, before any lookup; a second call changes nothing.
-pub(super) fn install<'a>(sections: impl Iterator<Item = &'a KaitoData>) {
+pub(super) fn install<'a>(sections: impl Iterator<Item = &'a Value>) {
     let mut data = builtin().clone();
-    for s in sections {
+    for s in sections.map(KaitoData::from_json) {
         if s.replace {
             data = KaitoData::default();
         }

@@ -52,9 +52,10 @@ pub struct Overlay {
     pub description: Option<String>,
     /// The sizes it adds or changes, in file order.
     pub skus: Vec<SkuEntry>,
-    /// KAITO's presets and instance types for another release (see [`super::kaito`]).
+    /// KAITO's presets and instance types for another release, as the schema checked it
+    /// ([`super::kaito::KaitoData::from_json`] reads it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kaito: Option<super::kaito::KaitoData>,
+    pub kaito: Option<Value>,
 }
 
 /// One size in an overlay: its name, its source, and the facts it sets. A fact left

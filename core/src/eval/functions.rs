@@ -94,7 +94,7 @@ pub(super) fn functions() -> Context<'static> {
             _ => 1,
         };
         Ok(match (text_arg(&p), text_arg(&s)) {
-            (Some(p), Some(s)) => to_cel(&catalog::kaito::fit(
+            (Some(p), Some(s)) => fit_view(catalog::kaito::fit(
                 p,
                 s,
                 count,
@@ -115,6 +115,24 @@ pub(super) fn functions() -> Context<'static> {
         })
     });
     ctx
+}
+
+/// What `kaitoFit()` returns, field by field ([`KAITO_FIT_FIELDS`]): built directly rather
+/// than through the serializer, which would add its code for one more type to the component.
+fn fit_view(f: catalog::kaito::Fit) -> Cel {
+    use crate::cel_value::{key, map};
+    let int = |v: Option<i64>| v.map_or(Cel::Null, Cel::Int);
+    let values = [
+        Cel::String(Arc::new(f.answer.to_string())),
+        Cel::String(Arc::new(f.reason)),
+        Cel::String(Arc::new(f.kaito_version)),
+        opt(f.model),
+        int(f.required_gpus),
+        int(f.provided_gpus),
+        opt(f.required_memory),
+        opt(f.provided_memory),
+    ];
+    map(KAITO_FIT_FIELDS.iter().map(|k| key(k)).zip(values))
 }
 
 /// Names of the functions CEL rules can use besides CEL's standard ones (for
