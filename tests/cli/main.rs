@@ -15,6 +15,7 @@ mod corpus;
 mod deploy;
 mod docs;
 mod formats_arm;
+mod formats_bicep;
 mod formats_out;
 mod formats_tf;
 mod formats_workloads;

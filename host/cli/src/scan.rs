@@ -615,8 +615,12 @@ impl Scan<'_> {
         {
             return self.param_file(&name, path, &text);
         }
+        let mut aliases = Vec::new();
         if let (Syntax::Bicep | Syntax::Json, [doc]) = (syntax, docs.as_mut_slice()) {
             self.apply_param_files(path, &mut doc.value);
+            if syntax == Syntax::Bicep {
+                aliases = bicep::read_known_modules(&mut doc.value);
+            }
         }
         let lines: Vec<&str> = text.lines().collect();
         // Comments follow the syntax, also when it was recognised from the content.
@@ -635,6 +639,9 @@ impl Scan<'_> {
         };
         for doc in &docs {
             self.document(&ctx, doc, &mut out);
+        }
+        if let [doc] = docs.as_slice() {
+            bicep::relocate(&mut out, &name, doc, &lines, &aliases);
         }
         if let (Syntax::Terraform(_), [doc]) = (syntax, docs.as_slice()) {
             let shown = PathBuf::from(&name);

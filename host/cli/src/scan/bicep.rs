@@ -128,6 +128,10 @@ impl Scan<'_> {
                 continue;
             };
             let (Some(file), Some(shown_file)) = (&call.file, &call.shown) else {
+                if call.call.pointer("/properties/template").is_some() {
+                    // Read from its documented parameters (`read_known_modules`).
+                    continue;
+                }
                 out.unresolved.push(Unresolved {
                     file: name.to_string(),
                     line,
@@ -223,6 +227,11 @@ impl Scan<'_> {
             for (instance, values) in instances {
                 let mut module_doc = decoded.clone();
                 bind_module(&mut module_doc.value, &values, &instance.unknown);
+                let aliases = if syntax == Syntax::Bicep {
+                    read_known_modules(&mut module_doc.value)
+                } else {
+                    Vec::new()
+                };
                 let via = Via {
                     site: format!("module `{}` at {name}:{line}{from}", instance.label),
                     label: match parent {
@@ -241,6 +250,7 @@ impl Scan<'_> {
                     via: Some(&via),
                 };
                 self.document(&ctx, &module_doc, out);
+                relocate(out, &shown_name, &module_doc, &lines, &aliases);
                 if syntax == Syntax::Bicep {
                     self.bicep_modules(
                         file,
@@ -735,6 +745,175 @@ pub fn bind_module(module: &mut Value, values: &Map<String, Value>, unknown: &[(
             bind(p, Some(v));
         } else if unknown.iter().any(|(k, _)| k.eq_ignore_ascii_case(key)) {
             bind(p, None);
+        }
+    }
+}
+
+/// The registry path of the Azure Verified Module for AKS clusters, after `br/public:` (or
+/// `br:mcr.microsoft.com/bicep/`) and before `:version`.
+const AVM_AKS: &str = "avm/res/container-service/managed-cluster";
+
+/// Whether a module path names the Azure Verified Module for AKS clusters (any version).
+fn is_avm_aks(source: &str) -> bool {
+    let lower = source.to_ascii_lowercase();
+    let path = lower
+        .strip_prefix("br/public:")
+        .or_else(|| lower.strip_prefix("br:mcr.microsoft.com/bicep/"));
+    path.and_then(|p| p.split(':').next()) == Some(AVM_AKS)
+}
+
+/// Reads the calls of the Bicep document `doc` to registry modules whose parameters are
+/// documented and deploy compute, from what the call states: the Azure Verified Module for
+/// AKS (`br/public:avm/res/container-service/managed-cluster`) deploys a managed cluster
+/// whose pools are `primaryAgentPoolProfiles` (`primaryAgentPoolProfile` before 0.6) and
+/// `agentPools`, with the ARM agent pool fields (`vmSize`, `count`, `minCount`, ...), in
+/// `location` (default: the resource group's). The call gets an inline template of those
+/// resources, evaluated in the caller's scope, so their facts are judged at the call. Returns
+/// the pointer prefixes of that template paired with where the call writes each part (for
+/// [`relocate`]); a call whose `agentPools` is an expression known only at deploy time is not
+/// read (it stays an unresolved module).
+pub fn read_known_modules(doc: &mut Value) -> Vec<(String, String)> {
+    let scope = doc.clone();
+    let mut read = Vec::new();
+    let Some(Value::Array(resources)) = doc.get_mut("resources") else {
+        return read;
+    };
+    for (i, r) in resources.iter_mut().enumerate() {
+        let Some(source) = r.get("module").and_then(Value::as_str) else {
+            continue;
+        };
+        if !is_avm_aks(source) {
+            continue;
+        }
+        let passed = |k: &str| {
+            r.pointer(&format!("/properties/parameters/{k}/value"))
+                .cloned()
+        };
+        let call = format!("/resources/{i}");
+        let synthesized = format!("{call}/properties/template/resources/0");
+        let written = |k: &str| format!("{call}/properties/parameters/{k}/value");
+        let mut here = Vec::new();
+        let pools = match passed("agentPools") {
+            None => Vec::new(),
+            Some(Value::Array(items)) => {
+                for k in 0..items.len() {
+                    let pool = format!("{synthesized}/resources/{k}");
+                    let at = format!("{}/{k}", written("agentPools"));
+                    here.push((format!("{pool}/properties"), at.clone()));
+                    here.push((format!("{pool}/name"), format!("{at}/name")));
+                    here.push((pool, at));
+                }
+                items
+            }
+            Some(w) => match evaluate(&scope, &w) {
+                Some(Value::Array(items)) => {
+                    here.push((format!("{synthesized}/resources"), written("agentPools")));
+                    items.iter().map(escape).collect()
+                }
+                _ => continue,
+            },
+        };
+        let primary = if passed("primaryAgentPoolProfiles").is_some() {
+            "primaryAgentPoolProfiles"
+        } else {
+            "primaryAgentPoolProfile"
+        };
+        here.push((
+            format!("{synthesized}/properties/agentPoolProfiles"),
+            written(primary),
+        ));
+        for k in ["location", "name"] {
+            here.push((format!("{synthesized}/{k}"), written(k)));
+        }
+        here.push((synthesized, call));
+        let mut cluster = Map::new();
+        cluster.insert(
+            "type".into(),
+            json!("Microsoft.ContainerService/managedClusters"),
+        );
+        cluster.insert("apiVersion".into(), json!("2024-09-01"));
+        cluster.insert(
+            "name".into(),
+            passed("name").unwrap_or_else(|| json!("<unnamed>")),
+        );
+        cluster.insert(
+            "location".into(),
+            passed("location").unwrap_or_else(|| json!("[resourceGroup().location]")),
+        );
+        let mut props = Map::new();
+        if let Some(profiles) =
+            passed("primaryAgentPoolProfiles").or_else(|| passed("primaryAgentPoolProfile"))
+        {
+            props.insert("agentPoolProfiles".into(), profiles);
+        }
+        if let Some(v) = passed("kubernetesVersion") {
+            props.insert("kubernetesVersion".into(), v);
+        }
+        cluster.insert("properties".into(), Value::Object(props));
+        let nested: Vec<Value> = pools
+            .into_iter()
+            .map(|mut item| {
+                let name = item
+                    .as_object_mut()
+                    .and_then(|m| m.remove("name"))
+                    .unwrap_or_else(|| json!("<unnamed>"));
+                json!({"type": "agentPools", "apiVersion": "2024-09-01", "name": name, "properties": item})
+            })
+            .collect();
+        if !nested.is_empty() {
+            cluster.insert("resources".into(), Value::Array(nested));
+        }
+        if let Some(Value::Object(p)) = r.get_mut("properties") {
+            p.insert(
+                "template".into(),
+                json!({"resources": [Value::Object(cluster)]}),
+            );
+        }
+        read.extend(here);
+    }
+    read
+}
+
+/// Moves what was found in the inline template of a module read by [`read_known_modules`]
+/// to where the call writes it: the pointer (first matching prefix of `aliases`), the line,
+/// column and source line, in the file `name` of `doc` (whose lines are `lines`).
+pub(super) fn relocate(
+    out: &mut FileResult,
+    name: &str,
+    doc: &Document,
+    lines: &[&str],
+    aliases: &[(String, String)],
+) {
+    if aliases.is_empty() {
+        return;
+    }
+    let moved = |path: &str| {
+        aliases.iter().find_map(|(from, to)| {
+            let rest = path.strip_prefix(from.as_str())?;
+            (rest.is_empty() || rest.starts_with('/')).then(|| format!("{to}{rest}"))
+        })
+    };
+    for f in out.findings.iter_mut().chain(out.suppressed.iter_mut()) {
+        if f.file != name {
+            continue;
+        }
+        if let Some(to) = moved(&f.path)
+            && let Some(span) = doc.positions.locate(&to)
+        {
+            f.path = to;
+            f.line = span.line;
+            f.column = span.column;
+            f.source_line = (span.line > 0)
+                .then(|| lines.get(span.line as usize - 1).map(|l| l.to_string()))
+                .flatten();
+        }
+    }
+    for u in out.unresolved.iter_mut().filter(|u| u.file == name) {
+        if let Some(to) = moved(&u.path)
+            && let Some(span) = doc.positions.locate(&to)
+        {
+            u.path = to;
+            u.line = span.line;
         }
     }
 }

@@ -1,0 +1,424 @@
+//! Bicep modules and parameter files: a local module checked in its own file with what its
+//! call passes, registry modules named as unresolved with what they receive, the AVM AKS
+//! module read from its documented parameters, `.bicepparam` and `*.parameters.json` paired
+//! by name or given with `--param-file`. Small fixtures in `tests/fixtures/bicep-modules`,
+//! real deployments in `../shared/corpus/bicep-modules` (skipped when it is not there).
+
+use crate::*;
+use serde_json::Value;
+
+const DIR: &str = "tests/fixtures/bicep-modules";
+
+/// The real deployments with local modules and parameter files, if present.
+fn corpus() -> Option<&'static str> {
+    let dir = "../shared/corpus/bicep-modules";
+    if root().join(dir).is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("skipping: {dir} not found");
+        None
+    }
+}
+
+fn list<'a>(report: &'a Value, key: &str) -> &'a [Value] {
+    report[key].as_array().map_or(&[], Vec::as_slice)
+}
+
+/// (field, file without the fixtures prefix, line) of every unresolved fact.
+fn unresolved(report: &Value) -> Vec<(String, String, u64)> {
+    list(report, "unresolved")
+        .iter()
+        .map(|u| {
+            (
+                u["field"].as_str().unwrap_or_default().to_string(),
+                u["file"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .replace("tests/fixtures/", "")
+                    .replace("../shared/corpus/bicep-modules/", ""),
+                u["line"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// The reason a file was skipped, by the end of its name.
+fn skip_reason<'a>(report: &'a Value, file_end: &str) -> Option<(&'a str, &'a str)> {
+    list(report, "skipped")
+        .iter()
+        .find(|s| s["file"].as_str().is_some_and(|f| f.ends_with(file_end)))
+        .map(|s| {
+            (
+                s["kind"].as_str().unwrap_or_default(),
+                s["reason"].as_str().unwrap_or_default(),
+            )
+        })
+}
+
+#[test]
+fn a_module_that_deploys_a_retired_size_is_a_finding_in_the_module_file() {
+    // Issue 37: this passed as "no compute resources recognised", exit 0, even with both
+    // --fail-on flags.
+    let main = format!("{DIR}/retired-module/main.bicep");
+    let (code, report) = check_json(&["--fail-on-unresolved", "--fail-on-skipped", &main]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        findings(&report),
+        triples(&[("sku-retired", "bicep-modules/retired-module/gpu.bicep", 15)])
+    );
+    let f = &report["findings"][0];
+    assert!(
+        f["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Standard_NC6")
+                && m.ends_with(&format!("(deployed by module `gpu` at {main}:4)"))),
+        "{f:#}"
+    );
+    assert_eq!(
+        f["path"], "/resources/1/properties/properties/vmSize",
+        "{f:#}"
+    );
+    assert!(list(&report, "skipped").is_empty(), "{report:#}");
+    // Walking the folder: the module file is checked through its caller, not alone (where
+    // its parameters would all be unresolved).
+    let (code, report) = check_json(&[&format!("{DIR}/retired-module")]);
+    assert_eq!(code, 1);
+    assert_eq!(findings(&report).len(), 1, "{report:#}");
+    let (kind, why) = skip_reason(&report, "retired-module/gpu.bicep").unwrap_or_default();
+    assert_eq!(kind, "module");
+    assert!(
+        why.starts_with("Bicep module deployed by ") && why.contains("main.bicep (module gpu)"),
+        "{why}"
+    );
+    assert_eq!(report["summary"]["unresolved"], 0);
+}
+
+#[test]
+fn registry_modules_are_unresolved_with_what_they_receive() {
+    let (code, report) = check_json(&[&format!("{DIR}/registry/main.bicep")]);
+    assert_eq!(code, 1, "{report:#}");
+    // The AVM AKS module is read from its documented parameters: its retired NCv3 pool is
+    // a finding at the line of the call that states the size.
+    assert_eq!(
+        findings(&report),
+        triples(&[("sku-retired", "bicep-modules/registry/main.bicep", 22)])
+    );
+    assert!(
+        report["findings"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Standard_NC6s_v3")),
+        "{report:#}"
+    );
+    assert_eq!(
+        unresolved(&report),
+        vec![
+            // The AVM pool whose size is a parameter without a value.
+            ("sku".into(), "bicep-modules/registry/main.bicep".into(), 28),
+            (
+                "registry-module".into(),
+                "bicep-modules/registry/main.bicep".into(),
+                35
+            ),
+            (
+                "registry-module".into(),
+                "bicep-modules/registry/main.bicep".into(),
+                43
+            ),
+        ]
+    );
+    let facts = list(&report, "unresolved");
+    assert_eq!(facts[0]["expression"], "[parameters('userSize')]");
+    let pool = &facts[1];
+    assert_eq!(
+        pool["expression"],
+        "br:contoso.azurecr.io/bicep/modules/gpu-pool:v1"
+    );
+    // What it receives, the size first, evaluated.
+    assert!(
+        pool["display"]
+            .as_str()
+            .is_some_and(|d| d.contains("receives vmSize = Standard_NC6; clusterName = gpu-aks")),
+        "{pool:#}"
+    );
+    assert!(
+        facts[2]["expression"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("ts:")),
+        "{:#}",
+        facts[2]
+    );
+    // The text report says why the module is a blind spot; --fail-on-unresolved fails.
+    let out = run(&[
+        "check",
+        "--as-of",
+        "2026-11-22",
+        "--fail-on-unresolved",
+        &format!("{DIR}/registry/main.bicep"),
+    ]);
+    assert_eq!(crate::code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(
+            "is a registry module or template spec, not read, so its resources are not checked"
+        ),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn parameter_files_pair_by_name_and_apply_when_given() {
+    let dir = format!("{DIR}/params");
+    let (code, report) = check_json(&[&dir]);
+    assert_eq!(code, 1, "{report:#}");
+    // pool.bicepparam (`using './pool.bicep'`, a size built from a `var`) and
+    // vm.parameters.json apply to the templates named like them.
+    assert_eq!(
+        findings(&report),
+        triples(&[
+            ("sku-retired", "bicep-modules/params/pool.bicep", 12),
+            ("sku-retired", "bicep-modules/params/vm.json", 15),
+        ])
+    );
+    assert!(
+        report["findings"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Standard_NC6s_v3")),
+        "{report:#}"
+    );
+    assert_eq!(report["summary"]["unresolved"], 0, "{report:#}");
+    // Parameter files are neither "not a YAML..." nor "no compute resources": each says
+    // whether and where its values apply.
+    for (file, says) in [
+        ("pool.bicepparam", "applied when it is checked"),
+        ("vm.parameters.json", "applied when it is checked"),
+        (
+            "prod.bicepparam",
+            "not named after it: not applied; pass `--param-file",
+        ),
+        ("prod.parameters.json", "not applied; pass `--param-file"),
+    ] {
+        let (kind, why) = skip_reason(&report, file).unwrap_or_default();
+        assert_eq!(kind, "variables", "{file}: {why}");
+        assert!(why.contains(says), "{file}: {why}");
+    }
+    // Given: after the paired files and in order, so the last wins (the JSON file applies
+    // to both templates, the `.bicepparam` to pool.bicep); a value known only at deploy
+    // time (`readEnvironmentVariable`) leaves the parameter unresolved.
+    let (code, report) = check_json(&[
+        &dir,
+        "--param-file",
+        &format!("{dir}/prod.parameters.json"),
+        "--param-file",
+        &format!("{dir}/prod.bicepparam"),
+    ]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(findings(&report).is_empty(), "{report:#}");
+    assert_eq!(
+        unresolved(&report),
+        vec![(
+            "region".into(),
+            "bicep-modules/params/pool.bicep".into(),
+            20
+        )]
+    );
+    let (_, why) = skip_reason(&report, "prod.parameters.json").unwrap_or_default();
+    assert!(why.contains("applied with `--param-file`"), "{why}");
+}
+
+#[test]
+fn a_parameter_file_named_on_the_command_line_applies_and_brings_its_template() {
+    // `check prod.bicepparam` checks the template it is `using`, with its values.
+    let (code, report) = check_json(&[&format!("{DIR}/params/prod.bicepparam")]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["summary"]["resources"], 3, "{report:#}");
+    assert!(findings(&report).is_empty(), "{report:#}");
+    assert_eq!(
+        unresolved(&report),
+        vec![(
+            "region".into(),
+            "bicep-modules/params/pool.bicep".into(),
+            20
+        )]
+    );
+    // A JSON parameters file named beside its template applies like --param-file.
+    let (code, report) = check_json(&[
+        &format!("{DIR}/params/vm.json"),
+        &format!("{DIR}/params/prod.parameters.json"),
+    ]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(findings(&report).is_empty(), "{report:#}");
+}
+
+#[test]
+fn a_param_file_that_is_not_one_is_refused() {
+    let out = run(&[
+        "check",
+        &format!("{DIR}/params/vm.json"),
+        "--param-file",
+        &format!("{DIR}/params/vm.json"),
+    ]);
+    assert_eq!(crate::code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("not a parameters file"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn module_loops_expand_over_known_arrays() {
+    let main = format!("{DIR}/loop/main.bicep");
+    let (code, report) = check_json(&[&main]);
+    assert_eq!(code, 1, "{report:#}");
+    // Two instances over the `pools` variable; the second is retired.
+    assert_eq!(
+        findings(&report),
+        triples(&[("sku-retired", "bicep-modules/loop/pool.bicep", 12)])
+    );
+    let f = &report["findings"][0];
+    assert!(
+        f["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("pool old uses Standard_NC6")
+                && m.contains(&format!("module `known[1]` at {main}:8"))),
+        "{f:#}"
+    );
+    // A loop over a parameter without a value: checked once, its size unresolved, naming
+    // what the call passes.
+    let facts = list(&report, "unresolved");
+    assert_eq!(facts.len(), 1, "{report:#}");
+    assert_eq!(facts[0]["field"], "sku");
+    assert!(
+        facts[0]["display"]
+            .as_str()
+            .is_some_and(|d| d.contains("module `open[*]`")
+                && d.contains("passes `size` = `[parameters('extraPools')[copyIndex()].size]`")),
+        "{:#}",
+        facts[0]
+    );
+}
+
+#[test]
+fn nested_modules_name_the_whole_call_chain() {
+    let (code, report) = check_json(&[&format!("{DIR}/nested/main.bicep")]);
+    assert_eq!(code, 1, "{report:#}");
+    // main's default reaches the pool through two calls.
+    assert_eq!(
+        findings(&report),
+        triples(&[("sku-retired", "bicep-modules/loop/pool.bicep", 12)])
+    );
+    assert!(
+        report["findings"][0]["message"].as_str().is_some_and(|m| m.contains(
+            "module `gpuPool` at tests/fixtures/bicep-modules/nested/modules/cluster.bicep:3, from module `cluster` at tests/fixtures/bicep-modules/nested/main.bicep:3"
+        )),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn real_jumpbox_deployment_takes_its_size_from_the_parameters_file() {
+    let Some(corpus) = corpus() else { return };
+    let dir = format!("{corpus}/aks-lza-03-hub-jumpbox");
+    // Without the parameters file the VM's size is what the module call passes from a
+    // root parameter without a value; the file says how to give it.
+    let (code, report) = check_json(&[&dir]);
+    assert_eq!(code, 0, "{report:#}");
+    let vm = "aks-lza-03-hub-jumpbox/modules/VM/virtualmachine.bicep";
+    assert_eq!(
+        unresolved(&report),
+        vec![
+            ("region".into(), vm.into(), 21),
+            ("sku".into(), vm.into(), 29)
+        ]
+    );
+    let sku = &report["unresolved"][1];
+    assert!(
+        sku["display"]
+            .as_str()
+            .is_some_and(|d| d.contains("module `jumpbox` at ")
+                && d.contains("passes `vmSize` = `[parameters('vmSize')]`")),
+        "{sku:#}"
+    );
+    let (kind, why) = skip_reason(&report, "parameters-deploy-vm.json").unwrap_or_default();
+    assert_eq!(kind, "variables");
+    assert!(why.contains("pass `--param-file"), "{why}");
+    // With it: Standard_B2ms, no finding, only the deployment's location left open.
+    let (code, report) = check_json(&[
+        &dir,
+        "--param-file",
+        &format!("{dir}/parameters-deploy-vm.json"),
+    ]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(unresolved(&report), vec![("region".into(), vm.into(), 21)]);
+    assert_eq!(report["summary"]["resources"], 1);
+    // The NIC module deploys no compute: part of its caller, not a file "without compute".
+    assert!(
+        !list(&report, "skipped").iter().any(|s| s["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("no compute"))),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn real_aks_construction_follows_its_user_pool_module_only_when_deployed() {
+    let Some(corpus) = corpus() else { return };
+    let main = format!("{corpus}/aks-construction/bicep/main.bicep");
+    let params = |name: &str| format!("{corpus}/aks-construction/regressionparams/{name}.json");
+    // `JustUseSystemPool: true`: the user pool module (`if (!JustUseSystemPool)`) is not
+    // deployed; one cluster.
+    let (code, cheap) = check_json(&[&main, "--param-file", &params("the-cheapest-cluster")]);
+    assert_eq!(code, 0, "{cheap:#}");
+    assert_eq!(cheap["summary"]["resources"], 1, "{cheap:#}");
+    assert_eq!(cheap["summary"]["documents"], 1, "{cheap:#}");
+    // Well-architected: the user pool module is checked with the size main passes.
+    let (code, waf) = check_json(&[
+        &main,
+        "--param-file",
+        &params("optimised-for-well-architected"),
+    ]);
+    assert_eq!(code, 0, "{waf:#}");
+    assert!(
+        waf["summary"]["resources"].as_u64().unwrap_or_default()
+            > cheap["summary"]["resources"].as_u64().unwrap_or_default(),
+        "{waf:#}"
+    );
+    assert!(
+        !unresolved(&waf)
+            .iter()
+            .any(|(field, file, _)| field == "sku" && file.ends_with("aksagentpool.bicep")),
+        "the user pool's size is known: {waf:#}"
+    );
+    // The registry module it calls is named, never silent.
+    assert!(
+        list(&waf, "unresolved")
+            .iter()
+            .any(|u| u["field"] == "registry-module"
+                && u["expression"]
+                    .as_str()
+                    .is_some_and(|e| e.starts_with("br/public:"))),
+        "{waf:#}"
+    );
+}
+
+#[test]
+fn real_landing_zone_cluster_is_read_through_its_module() {
+    let Some(corpus) = corpus() else { return };
+    let dir = format!("{corpus}/aks-lza-06-aks-cluster");
+    let (code, report) =
+        check_json(&[&dir, "--param-file", &format!("{dir}/parameters-main.json")]);
+    assert_eq!(code, 0, "{report:#}");
+    // The cluster and its Standard_D4d_v5 pool, in privateaks.bicep; only the region
+    // (`deployment().location`) is left to deploy time.
+    assert_eq!(report["summary"]["resources"], 2, "{report:#}");
+    assert_eq!(
+        unresolved(&report),
+        vec![(
+            "region".into(),
+            "aks-lza-06-aks-cluster/modules/aks/privateaks.bicep".into(),
+            23
+        )]
+    );
+    let (kind, _) = skip_reason(&report, "modules/aks/privateaks.bicep").unwrap_or_default();
+    assert_eq!(kind, "module");
+}
