@@ -35,6 +35,10 @@ pub struct AzureFacts {
     /// list-usage` or REST Usages - List of Microsoft.MachineLearningServices, neither of
     /// which names its region); none when not given.
     pub ml_usage: Option<Vec<(String, Vec<MlUsageEntry>)>>,
+    /// The region of the Azure ML workspace the change deploys into (`azure.workspaceRegion`
+    /// in computeguard.yaml, or the workspace file `check` was given with it), as a
+    /// programmatic name: the region of Azure ML resources that do not name one.
+    pub workspace_region: Option<String>,
 }
 
 /// A checked context, ready to install.
@@ -108,9 +112,9 @@ pub fn parse(json: &str) -> Result<Context, ContextError> {
         Some(Value::Object(azure)) => {
             let mut facts = AzureFacts::default();
             for key in azure.keys() {
-                if key != "skus" && key != "usage" && key != "mlUsage" {
+                if !["skus", "usage", "mlUsage", "workspaceRegion"].contains(&key.as_str()) {
                     problems.push(format!(
-                        "`azure.{key}`: unknown key; expected one of skus, usage, mlUsage"
+                        "`azure.{key}`: unknown key; expected one of skus, usage, mlUsage, workspaceRegion"
                     ));
                 }
             }
@@ -165,6 +169,19 @@ pub fn parse(json: &str) -> Result<Context, ContextError> {
                     crate::settings::describe(other)
                 )),
             }
+            match azure.get("workspaceRegion") {
+                None => {}
+                Some(Value::String(r)) => match crate::region::region(r) {
+                    Some(known) => facts.workspace_region = Some(known.name.to_string()),
+                    None => problems.push(format!(
+                        "`azure.workspaceRegion`: `{r}` is not a known Azure region"
+                    )),
+                },
+                Some(other) => problems.push(format!(
+                    "`azure.workspaceRegion`: expected a region name, got {}",
+                    crate::settings::describe(other)
+                )),
+            }
             context.azure = Some(facts);
         }
         Some(other) => problems.push(format!(
@@ -196,6 +213,36 @@ pub fn install(context: Context) -> Result<(), ContextError> {
     AZURE.set(context.azure.unwrap_or_default()).map_err(|_| {
         ContextError::one("the context is already configured: configure once per instance")
     })
+}
+
+/// Azure ML resources that take their workspace's region (an online or batch deployment, a
+/// job, a compute cluster or instance whose file names no workspace region) get the
+/// installed `azure.workspaceRegion` as their parent's region, so the rules that judge a
+/// region (`sku-available-in-region`, `quota-sufficient`, `region-colocated`) see it.
+/// Nothing changes without one, or for a resource whose region is a deploy-time value.
+pub fn fill_workspace_region(resources: &mut [crate::compute::Resource]) {
+    let Some(region) = azure().and_then(|a| a.workspace_region.as_deref()) else {
+        return;
+    };
+    for r in resources.iter_mut().filter(|r| takes_workspace_region(r)) {
+        r.parent_region = Some(region.to_string());
+        r.parent = Some(format!("Azure ML workspace in {region} (azure.workspaceRegion)"));
+    }
+}
+
+/// An Azure ML resource whose region is its workspace's and that no file states: no parent
+/// region, and a region that is not a deploy-time value.
+pub fn takes_workspace_region(r: &crate::compute::Resource) -> bool {
+    matches!(
+        r.kind.as_str(),
+        "aml-online-deployment"
+            | "aml-batch-deployment"
+            | "aml-job"
+            | "aml-compute-cluster"
+            | "aml-compute-instance"
+    ) && r.parent_region.is_none()
+        && r.region.is_none()
+        && !r.unresolved.iter().any(|f| f == "region")
 }
 
 /// The subscription's facts installed with the context; none without one.

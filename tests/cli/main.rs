@@ -29,6 +29,7 @@ mod report_html;
 mod sdk;
 mod serve;
 mod suppress;
+mod workspace_region;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

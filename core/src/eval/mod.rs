@@ -22,6 +22,7 @@
 
 mod aks;
 mod azure;
+pub mod change;
 pub use aks::{AKS_POOL_SIZE_FIELDS, MIG_OS_FIELDS};
 pub use azure::declared;
 mod functions;
@@ -384,7 +385,17 @@ impl Evaluator {
         let _azure = CurrentAzure::set(azure.clone());
         let mut root = self.functions.new_inner_scope();
         root.add_variable_from_value("asOf", input.as_of.to_string());
-        root.add_variable_from_value("settings", json_to_cel(input.settings));
+        // A document with an AKS node pool: what it holds of the change (a GPU Operator,
+        // MIG workloads) joins what the host says of the whole change (`settings.change`).
+        let merged = resources
+            .iter()
+            .any(|r| r.kind == "aks-node-pool")
+            .then(|| change::with_document(input.settings, input.document, &resources))
+            .flatten();
+        root.add_variable_from_value(
+            "settings",
+            json_to_cel(merged.as_ref().unwrap_or(input.settings)),
+        );
         for (index, res) in resources.iter().enumerate() {
             if let Some(a) = &azure {
                 a.set_current(index);

@@ -66,6 +66,10 @@ fn normalize_one(doc: &Value) -> Option<Resource> {
         || (has("endpoint_name") && (has("compute") || has("mini_batch_size")))
     {
         ("aml-batch-deployment", "batch")
+    } else if schema.contains("/workspace.schema") {
+        // A workspace (`az ml workspace create --file`): its `location` is the region of
+        // the deployments and jobs that do not name one.
+        ("aml-workspace", "unknown")
     } else if schema.contains("component.schema") {
         // Components declare code and environment but not where they run.
         return None;
@@ -121,7 +125,7 @@ fn normalize_one(doc: &Value) -> Option<Resource> {
                 r.fields.insert("priority".into(), "/tier".into());
             }
         }
-        "aml-kubernetes-compute" => {}
+        "aml-kubernetes-compute" | "aml-workspace" => {}
         "aml-online-deployment" => {
             if let Some(t) = str_at(doc, "/instance_type") {
                 // Kubernetes online deployments name a cluster instance type, not a VM size.

@@ -253,6 +253,9 @@ impl Unresolved {
             ("module-depth", Some(source)) => format!(
                 "{what}: `{source}` is nested deeper than computeguard follows module calls, so its resources are not checked"
             ),
+            ("workspaceRegion", _) => format!(
+                "{what}: its region is its Azure ML workspace's, which neither a workspace file of this change nor `azure.workspaceRegion` in computeguard.yaml states, so sku-available-in-region and quota-sufficient did not judge it"
+            ),
             (field, Some(e)) => format!(
                 "{what}: `{field}` is `{e}`, known only at deploy time, so no rule judged it"
             ),

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 mod bicep;
 pub mod quota;
 mod terraform;
+mod workspace;
 
 pub use bicep::{ParamFile, named_param_files, read_param_file};
 
@@ -889,7 +890,21 @@ impl Scan<'_> {
             };
             for r in &native {
                 let display = computeguard_policy_core::eval::display_name(r);
-                for fact in open_facts(&doc.value, prefix, r) {
+                let mut facts = open_facts(&doc.value, prefix, r);
+                // An Azure ML deployment or job runs in its workspace's region: with the
+                // subscription's facts to judge it by and no region for it, say so.
+                let azure = &self.config.context;
+                if azure.workspace_region.is_none()
+                    && !(azure.skus.is_empty() && azure.usage.is_empty() && azure.ml_usage.is_empty())
+                    && computeguard_policy_core::context::takes_workspace_region(r)
+                {
+                    facts.push(OpenFact {
+                        field: "workspaceRegion".into(),
+                        pointer: format!("{prefix}{}", r.pointer),
+                        expression: None,
+                    });
+                }
+                for fact in facts {
                     out.unresolved.push(Unresolved {
                         file: name.to_string(),
                         line: doc

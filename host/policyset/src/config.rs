@@ -371,10 +371,25 @@ impl Config {
                             cfg.context.ml_usage.push((region.clone(), base.join(file)));
                         }
                     }
+                    "workspaceRegion" => {
+                        let what = "`azure.workspaceRegion` must be the region of the Azure ML workspace (eastus, East US)";
+                        let r = v
+                            .as_str()
+                            .ok_or_else(|| fail("/azure/workspaceRegion", what.into()))?;
+                        let known = region::region(r).ok_or_else(|| {
+                            fail(
+                                "/azure/workspaceRegion",
+                                format!("`{r}` is not a known Azure region"),
+                            )
+                        })?;
+                        cfg.context.workspace_region = Some(known.name.to_string());
+                    }
                     _ => {
                         return Err(fail(
                             &format!("/azure/{k}"),
-                            format!("unknown key `azure.{k}`; expected skus, usage or mlUsage"),
+                            format!(
+                                "unknown key `azure.{k}`; expected skus, usage, mlUsage or workspaceRegion"
+                            ),
                         ));
                     }
                 }
@@ -454,6 +469,10 @@ impl Config {
                     format!("webhook: {}", e.message),
                 )
             })?;
+            if let Some(ca) = &cfg.webhook.client_ca {
+                let base = path.parent().unwrap_or(Path::new("."));
+                cfg.webhook.client_ca = Some(base.join(ca));
+            }
             for id in cfg.webhook.enforcement.keys() {
                 let line = pos
                     .locate(&format!("/webhook/enforcement/{id}"))

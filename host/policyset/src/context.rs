@@ -32,6 +32,10 @@ pub struct ContextFiles {
     /// Per region, `az ml compute list-usage --location REGION -o json` or an Azure ML
     /// Usages - List body (Microsoft.MachineLearningServices).
     pub ml_usage: Vec<(String, PathBuf)>,
+    /// The Azure ML workspace's region (`azure.workspaceRegion`, or the workspace file `check`
+    /// is given), as a programmatic name: the region of Azure ML deployments and jobs, whose
+    /// files name none.
+    pub workspace_region: Option<String>,
     /// Digests (`sha256:<hex>`) files must have when they are read: an overlay pulled from
     /// a registry is pinned to the layer digest that was verified (signature included).
     pub pins: Vec<(PathBuf, String)>,
@@ -407,6 +411,10 @@ pub fn load(files: &ContextFiles) -> Result<Option<LoadedContext>, ContextLoadEr
         }
         if !ml_usage.is_empty() {
             azure.insert("mlUsage".into(), Value::Object(ml_usage));
+        }
+        // Only with facts to judge it by: a region alone changes no finding.
+        if let Some(region) = &files.workspace_region {
+            azure.insert("workspaceRegion".into(), Value::from(region.as_str()));
         }
         top.insert("azure".into(), Value::Object(azure));
     }

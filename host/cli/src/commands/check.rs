@@ -112,6 +112,23 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             &var_files,
         )?;
     }
+    // The rules about AKS pools that look across files (gpu-driver-ownership,
+    // mig-autoscale) get what the whole change holds (scan/change.rs).
+    if ["gpu-driver-ownership", "mig-autoscale"]
+        .iter()
+        .any(|r| config.rules.get(*r) != Some(&computeguard_policyset::Level::Off))
+    {
+        let facts = scan::Scan {
+            policies: &[],
+            config: &config,
+            as_of: as_of.clone(),
+            max_file_bytes,
+            var_files: var_files.clone(),
+            param_files: Vec::new(),
+        }
+        .change_facts(&files);
+        scan::change::give_to_builtin(&mut loaded, &facts);
+    }
     let scan = scan::Scan {
         policies: &loaded,
         config: &config,

@@ -26,13 +26,15 @@ impl Scan<'_> {
                 continue;
             };
             for doc in docs {
-                let resources = match read::parts(&doc.value) {
+                let mut resources: Vec<_> = match read::parts(&doc.value) {
                     Some(parts) => parts
                         .iter()
                         .flat_map(|(_, p)| read::normalize(p, source))
                         .collect(),
                     None => read::normalize(&doc.value, source),
                 };
+                // As the policy sees them: Azure ML deployments in their workspace's region.
+                computeguard_policy_core::context::fill_workspace_region(&mut resources);
                 for (region, counters) in computeguard_policy_core::eval::declared(&resources) {
                     let into = totals.entry(region).or_default();
                     for (id, vcpus) in counters {
