@@ -8,36 +8,20 @@
 //! vCPUs or memory nobody knows, a mode that decides but is not stated, an OS SKU the
 //! data does not list) is [`Verdict::Unknown`] with the reason: never a pass.
 
-use serde::Deserialize;
+use serde_json::Value;
 use std::sync::OnceLock;
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AksData {
-    node_pool_sizes: PoolSizes,
-    mig: Mig,
-}
+// The data is read from its JSON by hand (no serde derive): a deserializer per type would
+// cost the policy component more than these few lookups.
 
-#[derive(Debug, Default, Deserialize)]
-struct PoolSizes {
-    user: Floor,
-    system: Floor,
-    promo: Promo,
-}
-
-#[derive(Debug, Default, Deserialize)]
 struct Floor {
     min_vcpus: u64,
     min_memory_gib: f64,
-    #[serde(default)]
     refused_series: Vec<Series>,
-    #[serde(default)]
     discouraged_series: Vec<Series>,
-    #[serde(default)]
     sources: Vec<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
 struct Series {
     /// The family letters of the size name (`B`, `A`).
     series: String,
@@ -47,33 +31,86 @@ struct Series {
     name: String,
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct Promo {
-    suffix: String,
-    #[serde(default)]
-    sources: Vec<String>,
+struct AksData {
+    user: Floor,
+    system: Floor,
+    promo_suffix: String,
+    promo_sources: Vec<String>,
+    mig_supported: Vec<String>,
+    /// (OS SKU, why not).
+    mig_unsupported: Vec<(String, String)>,
+    mig_windows: String,
+    mig_sources: Vec<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct Mig {
-    os_sku_supported: Vec<String>,
-    os_sku_unsupported: Vec<Unsupported>,
-    windows: String,
-    #[serde(default)]
-    sources: Vec<String>,
+fn text(v: &Value, k: &str) -> String {
+    v.get(k)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct Unsupported {
-    os_sku: String,
-    why: String,
+fn texts(v: &Value, k: &str) -> Vec<String> {
+    v.get(k)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+fn series(v: &Value, k: &str) -> Vec<Series> {
+    v.get(k)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|s| Series {
+            series: text(s, "series"),
+            versions: text(s, "versions"),
+            name: text(s, "name"),
+        })
+        .collect()
+}
+
+fn floor(v: &Value) -> Floor {
+    Floor {
+        // INVARIANT: aks.yaml states both floors; a missing one reads as 0 (no floor), which
+        // the catalog tests below would catch.
+        min_vcpus: v.get("min_vcpus").and_then(Value::as_u64).unwrap_or(0),
+        min_memory_gib: v
+            .get("min_memory_gib")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0),
+        refused_series: series(v, "refused_series"),
+        discouraged_series: series(v, "discouraged_series"),
+        sources: texts(v, "sources"),
+    }
 }
 
 fn data() -> &'static AksData {
     static DATA: OnceLock<AksData> = OnceLock::new();
     DATA.get_or_init(|| {
-        serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/aks.json")))
-            .unwrap_or_default()
+        let v: Value = serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/aks.json")))
+            .unwrap_or(Value::Null);
+        let sizes = &v["nodePoolSizes"];
+        let mig = &v["mig"];
+        AksData {
+            user: floor(&sizes["user"]),
+            system: floor(&sizes["system"]),
+            promo_suffix: text(&sizes["promo"], "suffix"),
+            promo_sources: texts(&sizes["promo"], "sources"),
+            mig_supported: texts(mig, "os_sku_supported"),
+            mig_unsupported: mig
+                .get("os_sku_unsupported")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|u| (text(u, "os_sku"), text(u, "why")))
+                .collect(),
+            mig_windows: text(mig, "windows"),
+            mig_sources: texts(mig, "sources"),
+        }
     })
 }
 
@@ -122,12 +159,12 @@ pub fn pool_size(
     vcpus: Option<u64>,
     memory_gib: Option<f64>,
 ) -> Verdict {
-    let d = &data().node_pool_sizes;
+    let d = data();
     let key = super::sku_key(sku);
-    if !d.promo.suffix.is_empty() && key.ends_with(&d.promo.suffix.to_ascii_lowercase()) {
+    if !d.promo_suffix.is_empty() && key.ends_with(&d.promo_suffix.to_ascii_lowercase()) {
         return Verdict::Refused(
             "a Promo size, which AKS does not offer for node pools".into(),
-            d.promo.sources.clone(),
+            d.promo_sources.clone(),
         );
     }
     let system = mode.map(|m| m.eq_ignore_ascii_case("system"));
@@ -215,28 +252,25 @@ pub fn pool_size(
 /// Whether AKS supports MIG on a pool of `os_sku` (`osSKU` as written) and `os_type`
 /// (`linux`, `windows`); none of them stated is AKS's default, Ubuntu.
 pub fn mig_os(os_sku: Option<&str>, os_type: Option<&str>) -> Verdict {
-    let m = &data().mig;
+    let m = data();
     if let Some(sku) = os_sku {
-        if let Some(u) = m
-            .os_sku_unsupported
+        if let Some((_, why)) = m
+            .mig_unsupported
             .iter()
-            .find(|u| u.os_sku.eq_ignore_ascii_case(sku))
+            .find(|(os, _)| os.eq_ignore_ascii_case(sku))
         {
-            return Verdict::Refused(u.why.clone(), m.sources.clone());
+            return Verdict::Refused(why.clone(), m.mig_sources.clone());
         }
-        if m.os_sku_supported
-            .iter()
-            .any(|s| s.eq_ignore_ascii_case(sku))
-        {
+        if m.mig_supported.iter().any(|s| s.eq_ignore_ascii_case(sku)) {
             return Verdict::Allowed;
         }
         return Verdict::Unknown(format!(
             "OS SKU `{sku}` is not one the catalog knows MIG support for (supported: {})",
-            m.os_sku_supported.join(", ")
+            m.mig_supported.join(", ")
         ));
     }
     if os_type.is_some_and(|t| t.eq_ignore_ascii_case("windows")) {
-        return Verdict::Refused(m.windows.clone(), m.sources.clone());
+        return Verdict::Refused(m.mig_windows.clone(), m.mig_sources.clone());
     }
     Verdict::Allowed
 }

@@ -369,7 +369,8 @@ impl Evaluator {
 
     /// Evaluates every rule against every resource the document declares.
     pub fn evaluate<'e>(&'e self, input: &Input<'_>) -> Result<Outcome, RuleError> {
-        let resources = model::normalize(input.document, input.source);
+        let mut resources = model::normalize(input.document, input.source);
+        crate::context::fill_workspace_region(&mut resources);
         let mut out = Outcome::default();
         if resources.is_empty() {
             return Ok(out);

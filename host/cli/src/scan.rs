@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 mod bicep;
+pub mod change;
 pub mod quota;
 mod terraform;
 mod workspace;

@@ -71,7 +71,7 @@ pub struct CheckArgs {
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
-    let config = load_config(args.config.as_ref())?;
+    let mut config = load_config(args.config.as_ref())?;
     let as_of = args
         .as_of
         .clone()
@@ -89,6 +89,20 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     let (mut param_files, targets) = scan::named_param_files(&paths)?;
     let paths: Vec<PathBuf> = paths.into_iter().chain(targets).collect();
     let (files, skipped) = scan::collect(&paths, args.stdin_filename.as_deref(), max_file_bytes)?;
+    // An Azure ML workspace among the files gives its region to the deployments and jobs,
+    // whose files name none; one region only (several workspaces: the configuration's).
+    let regions = scan::Scan {
+        policies: &[],
+        config: &config,
+        as_of: as_of.clone(),
+        max_file_bytes,
+        var_files: Vec::new(),
+        param_files: Vec::new(),
+    }
+    .workspace_regions(&files);
+    if let Some(region) = regions.first().filter(|_| regions.len() == 1) {
+        config.context.workspace_region = Some(region.clone());
+    }
     let engine = crate::engine_with(crate::EngineLimits {
         memory_limit_mib: args.memory_limit_mib,
     })?;
