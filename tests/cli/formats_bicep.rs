@@ -422,3 +422,54 @@ fn real_landing_zone_cluster_is_read_through_its_module() {
     let (kind, _) = skip_reason(&report, "modules/aks/privateaks.bicep").unwrap_or_default();
     assert_eq!(kind, "module");
 }
+
+#[test]
+fn a_bicepparam_for_a_registry_module_is_checked_as_a_call_of_it() {
+    // `using 'br/public:avm/res/container-service/managed-cluster:...'`: the values are what
+    // the AVM AKS module receives; its retired pool is found at the file's line.
+    let dir = format!("{DIR}/registry");
+    let (code, report) = check_json(&[
+        &format!("{dir}/aks.bicepparam"),
+        &format!("{dir}/pool.bicepparam"),
+    ]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        findings(&report),
+        triples(&[("sku-retired", "bicep-modules/registry/aks.bicepparam", 17)])
+    );
+    // Another registry module: an unresolved fact at the `using` line, with what it
+    // receives, never a quiet "parameter values" skip.
+    assert_eq!(
+        unresolved(&report),
+        vec![(
+            "registry-module".into(),
+            "bicep-modules/registry/pool.bicepparam".into(),
+            1
+        )]
+    );
+    assert!(
+        report["unresolved"][0]["display"]
+            .as_str()
+            .is_some_and(|d| d.contains("receives vmSize = Standard_NC6")),
+        "{report:#}"
+    );
+    assert!(list(&report, "skipped").is_empty(), "{report:#}");
+}
+
+#[test]
+fn a_bicepparam_whose_template_is_missing_is_an_error() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("prod.bicepparam"),
+        "using './main.bicep'\nparam size = 'Standard_NC6'\n",
+    )?;
+    let (code, report) = check_json_in(dir.path(), &["."])?;
+    assert_eq!(code, 2, "{report:#}");
+    assert!(
+        report["errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`using` names") && m.contains("main.bicep")),
+        "{report:#}"
+    );
+    Ok(())
+}

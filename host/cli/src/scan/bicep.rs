@@ -46,6 +46,24 @@ impl Scan<'_> {
                 return out;
             }
         };
+        if let Some(module) = &parsed.using_other
+            && is_bicepparam(path)
+        {
+            return self.registry_params(name, path, text, module);
+        }
+        if let Some(target) = &parsed.using
+            && !target.is_file()
+        {
+            out.errors.push(FileError {
+                file: name.to_string(),
+                line: 1,
+                message: format!(
+                    "its `using` names `{}`, which does not exist",
+                    target.display()
+                ),
+            });
+            return out;
+        }
         let given = self.param_files.iter().any(|p| same_file(&p.path, path));
         let paired = paired_template(path);
         let why = match (&parsed.using, &parsed.using_other) {
@@ -81,6 +99,109 @@ impl Scan<'_> {
             },
         };
         out.skipped = Some((SkipKind::Variables, why));
+        out
+    }
+
+    /// A `.bicepparam` file whose `using` names a registry module or template spec
+    /// (`using 'br/public:avm/...:0.10.0'`): its values are what a deployment of that module
+    /// receives, so it is checked as a call of that module (the AVM AKS module is read from
+    /// its documented parameters, at the lines of the file; another module is an unresolved
+    /// fact naming what it receives).
+    fn registry_params(&self, name: &str, path: &Path, text: &str, module: &str) -> FileResult {
+        let mut out = FileResult::default();
+        let parsed = match decode_bicepparam(text) {
+            Ok(p) => p,
+            Err(e) => {
+                out.errors.push(FileError {
+                    file: name.to_string(),
+                    line: e.line,
+                    message: format!("invalid parameters file: {e}"),
+                });
+                return out;
+            }
+        };
+        let symbol = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("params")
+            .to_string();
+        let written = &parsed.document.value;
+        let mut value = json!({
+            "parameters": {},
+            "variables": written.get("variables").cloned().unwrap_or(json!({})),
+            "resources": [{
+                "type": "Microsoft.Resources/deployments",
+                "apiVersion": "2022-09-01",
+                "symbolicName": symbol,
+                "module": module,
+                "properties": {
+                    "mode": "Incremental",
+                    "parameters": written.get("parameters").cloned().unwrap_or(json!({})),
+                },
+            }],
+        });
+        // What the call writes is where the file writes it: `/parameters/...`.
+        const CALL_PARAMS: &str = "/resources/0/properties/parameters";
+        let aliases: Vec<(String, String)> = read_known_modules(&mut value)
+            .into_iter()
+            .map(|(from, to)| match to.strip_prefix(CALL_PARAMS) {
+                Some(rest) => (from, format!("/parameters{rest}")),
+                None => (from, to),
+            })
+            .collect();
+        let doc = Document {
+            index: 0,
+            value,
+            positions: parsed.document.positions,
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        // Bicep comments: `// computeguard:ignore ...`.
+        let directives = Directives::parse(Path::new("params.bicep"), text);
+        let ctx = DocContext {
+            path,
+            syntax: Syntax::Bicep,
+            name,
+            lines: &lines,
+            directives: &directives,
+            module: None,
+            via: None,
+        };
+        self.document(&ctx, &doc, &mut out);
+        relocate(&mut out, name, &doc, &lines, &aliases);
+        let mut stack = vec![std::fs::canonicalize(path).unwrap_or_default()];
+        self.bicep_modules(
+            path,
+            Path::new(name),
+            name,
+            &doc,
+            None,
+            &mut stack,
+            &mut out,
+        );
+        for u in out
+            .unresolved
+            .iter_mut()
+            .filter(|u| u.path == "/resources/0/module")
+        {
+            // The `using` line.
+            u.line = 1.max(
+                text.lines()
+                    .position(|l| l.trim_start().starts_with("using"))
+                    .map_or(1, |i| i as u32 + 1),
+            );
+        }
+        self.incomplete_suppressions(name, &directives, &mut out);
+        if out.resources == 0 {
+            out.skipped_documents.clear();
+            if out.unresolved.is_empty() && out.errors.is_empty() {
+                out.skipped = Some((
+                    SkipKind::NoResources,
+                    format!(
+                        "Bicep parameter values for `{module}`: no compute resources recognised"
+                    ),
+                ));
+            }
+        }
         out
     }
 
@@ -444,7 +565,8 @@ pub fn parse_param_file(path: &Path, text: &str) -> Result<ParamFile, String> {
         let (using, using_other) = match p.using {
             Some(u) if !is_remote(&u) => (Some(lexical_join(folder(path), &u)), None),
             Some(u) => (None, Some(u)),
-            None => (None, Some("none".into())),
+            // `using none`: values for no template in particular, like a JSON file.
+            None => (None, None),
         };
         return Ok(ParamFile {
             path: path.to_path_buf(),
