@@ -473,3 +473,20 @@ fn a_bicepparam_whose_template_is_missing_is_an_error() -> Result<(), Box<dyn st
     );
     Ok(())
 }
+
+#[test]
+fn a_module_whose_file_is_missing_is_a_blind_spot() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("main.bicep"),
+        "module infra 'aks.bicep' = {\n  name: 'infra'\n  params: { size: 'Standard_NC6' }\n}\n",
+    )?;
+    let (code, report) = check_json_in(dir.path(), &["--fail-on-unresolved", "main.bicep"])?;
+    assert_eq!(code, 2, "{report:#}");
+    assert_eq!(
+        unresolved(&report),
+        vec![("module-missing".into(), "main.bicep".into(), 1)]
+    );
+    assert_eq!(report["unresolved"][0]["expression"], "aks.bicep");
+    Ok(())
+}

@@ -247,6 +247,9 @@ impl Unresolved {
             ("module", Some(source)) => format!(
                 "{what}: its source `{source}` is not a local folder, so its resources are not checked (computeguard follows `./` and `../` modules)"
             ),
+            ("module-missing", Some(file)) => format!(
+                "{what}: its file `{file}` does not exist, so its resources are not checked"
+            ),
             ("registry-module", Some(source)) => format!(
                 "{what}: `{source}` is a registry module or template spec, not read, so its resources are not checked (computeguard follows local `.bicep` and `.json` modules)"
             ),

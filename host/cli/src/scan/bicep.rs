@@ -272,15 +272,19 @@ impl Scan<'_> {
                 continue;
             };
             if !file.is_file() {
-                out.errors.push(FileError {
+                // Not here (a file copied without its modules, a path built at deploy
+                // time): what it deploys is a blind spot, said so.
+                out.unresolved.push(Unresolved {
                     file: name.to_string(),
                     line,
-                    message: format!(
-                        "module `{}`: its file `{}` does not exist ({})",
-                        call.name,
-                        call.source,
-                        file.display()
-                    ),
+                    resource: ResourceRef {
+                        kind: "bicep-module".into(),
+                        name: call.name.clone(),
+                    },
+                    display: format!("Bicep module `{}`{from}", call.name),
+                    field: "module-missing".into(),
+                    expression: Some(shown_file.display().to_string()),
+                    path: format!("{}/module", call.pointer),
                 });
                 continue;
             }
