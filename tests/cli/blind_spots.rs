@@ -36,32 +36,32 @@ fn a_size_set_outside_the_folder_is_an_unresolved_fact_not_a_silent_pass() {
     assert_eq!(
         unresolved(&report),
         vec![
+            // The module's `vm_size = var.vm_size` takes the call's
+            // `vm_size = var.user_node_pool_vm_size`: the entry points at the root variable
+            // the user must set (issue 37), and names the module path.
+            (
+                "module.node_pool.azurerm_kubernetes_cluster_node_pool.node_pool".into(),
+                "sku".into(),
+                "terraform/modules/main.tf".into(),
+                22
+            ),
             (
                 "module.log_analytics".into(),
                 "module".into(),
                 "terraform/modules/main.tf".into(),
                 29
             ),
-            (
-                "module.node_pool.azurerm_kubernetes_cluster_node_pool.node_pool".into(),
-                "sku".into(),
-                "terraform/modules/modules/node_pool/main.tf".into(),
-                4
-            ),
         ]
     );
-    let pool = &report["unresolved"][1];
-    assert_eq!(pool["expression"], "${var.vm_size}");
-    assert_eq!(
-        pool["path"],
-        "/resource/azurerm_kubernetes_cluster_node_pool/node_pool/vm_size"
-    );
+    let pool = &report["unresolved"][0];
+    assert_eq!(pool["expression"], "${var.user_node_pool_vm_size}");
+    assert_eq!(pool["path"], "/module/node_pool/vm_size");
     assert_eq!(report["summary"]["unresolved"], 2);
     // The text summary says it, and --fail-on-unresolved makes it an exit 2.
     let out = run(&["check", "--as-of", "2026-11-22", MODULES]);
     let text = stdout(&out);
     assert!(
-        text.contains("unresolved: azurerm_kubernetes_cluster_node_pool node_pool: `sku` is `${var.vm_size}`, known only at deploy time"),
+        text.contains("unresolved: azurerm_kubernetes_cluster_node_pool node_pool of module.node_pool (its `var.vm_size`): `sku` is `${var.user_node_pool_vm_size}`, known only at deploy time, so no rule judged it; give `var.user_node_pool_vm_size` a value in a .tfvars file named on the command line or with `--var-file`"),
         "{text}"
     );
     assert!(
@@ -150,7 +150,7 @@ fn unresolved_facts_are_notes_in_sarif_skips_in_policy_reports_and_notices_on_gi
     let gh = run(&["check", "--format", "github", MODULES]);
     assert!(
         stdout(&gh).contains(
-            "::notice file=tests/fixtures/terraform/modules/modules/node_pool/main.tf,line=4,title=computeguard unresolved::"
+            "::notice file=tests/fixtures/terraform/modules/main.tf,line=22,title=computeguard unresolved::"
         ),
         "{}",
         stdout(&gh)

@@ -1,6 +1,9 @@
 //! Terraform: `.tf` (HCL), `.tf.json` and `terraform show -json` plans. Findings land on the
 //! exact line of the attribute that causes them, `var.x` resolves from the module folder's
 //! defaults and auto-loaded `.tfvars`, and what is only known at plan time gives no finding.
+//! What Terraform itself resolves is resolved too (issue 37): locals, object attributes,
+//! resources of the other files of the folder, `for_each`/`count` instances, and `.tfvars`
+//! files named on the command line.
 
 use crate::*;
 
@@ -168,12 +171,133 @@ fn verbose_lists_skipped_terraform_files_with_the_reason() {
     for line in [
         // A non-auto tfvars file is not applied unless given with --var-file (issue 28:
         // it used to be said to be applied).
-        "skipped tests/fixtures/terraform/aml/prod.tfvars: Terraform variable values that Terraform loads only with `-var-file`: not applied; pass `--var-file FILE` to apply them",
+        "skipped tests/fixtures/terraform/aml/prod.tfvars: Terraform variable values that Terraform loads only with `-var-file`: not applied; name the file on the command line (or pass `--var-file FILE`) to apply them",
         "skipped tests/fixtures/terraform/aml/terraform.tfvars: Terraform variable values",
         "skipped tests/fixtures/terraform/aml/variables.tf: no compute resources recognised",
     ] {
         assert!(text.contains(line), "missing `{line}` in:\n{text}");
     }
+}
+
+const FOLDER: &str = "tests/fixtures/terraform/folder";
+
+#[test]
+fn a_folder_is_one_module_with_its_locals_objects_and_for_each_instances_resolved() {
+    let (code, report) = check_json(&[FOLDER]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        findings(&report),
+        triples(&[
+            // vm_size = each.value.vm_size over var.gpu_pools' default: the v100 instance.
+            ("sku-retired", "terraform/folder/aks.tf", 18),
+            // The workspace's location = azurerm_resource_group.rg.location, declared in
+            // rg.tf with var.location = "westeurope".
+            ("region-colocated", "terraform/folder/aml.tf", 9),
+            // vm_size = local.train_size, a local of rg.tf.
+            ("sku-retired", "terraform/folder/aml.tf", 11),
+            // count = 2, virtual_machine_size = var.dev_box.vm_size: one finding per instance.
+            ("sku-retired", "terraform/folder/aml.tf", 25),
+            ("sku-retired", "terraform/folder/aml.tf", 25),
+        ])
+    );
+    let names: Vec<&str> = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["resource"]["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [r#"gpu["v100"]"#, "train", "train", "dev[0]", "dev[1]"],
+        "{report:#}"
+    );
+    assert!(
+        report["findings"][1]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("away from its workspace ws in westeurope")),
+        "{report:#}"
+    );
+    // The cluster, its default pool, the two gpu instances, inference, train, dev[0], dev[1].
+    assert_eq!(report["summary"]["resources"], 8, "{report:#}");
+    // The one value no file gives stays a blind spot, with how to give it.
+    let unresolved = &report["unresolved"];
+    assert_eq!(unresolved.as_array().map(Vec::len), Some(1), "{report:#}");
+    assert_eq!(unresolved[0]["expression"], "${var.inference_vm_size}");
+    assert_eq!(unresolved[0]["line"], 28);
+    let text = stdout(&run(&["check", "--as-of", "2026-11-22", FOLDER]));
+    assert!(
+        text.contains("unresolved: azurerm_kubernetes_cluster_node_pool inference: `sku` is `${var.inference_vm_size}`, known only at deploy time, so no rule judged it; give `var.inference_vm_size` a value in a .tfvars file named on the command line or with `--var-file`, in terraform.tfvars or *.auto.tfvars beside the .tf files, or as its `default`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_tfvars_named_on_the_command_line_is_a_var_file_and_undeclared_names_are_warned()
+-> Result<(), Box<dyn std::error::Error>> {
+    let prod = format!("{FOLDER}/prod.tfvars");
+    let dir = tempfile::tempdir()?;
+    let staging = dir.path().join("staging.tfvars");
+    std::fs::write(
+        &staging,
+        "inference_vm_size = \"Standard_NC24ads_A100_v4\"\n",
+    )?;
+    let staging = staging.display().to_string();
+    // After the --var-file, as Terraform applies -var-file: prod.tfvars wins.
+    let out = run(&[
+        "check",
+        "--format",
+        "json",
+        "--as-of",
+        "2026-11-22",
+        "--var-file",
+        &staging,
+        FOLDER,
+        &prod,
+    ]);
+    let report: Value = serde_json::from_slice(&out.stdout)?;
+    assert!(
+        findings(&report).contains(&("sku-retired".into(), "terraform/folder/aks.tf".into(), 28)),
+        "inference = Standard_NC6 from prod.tfvars: {report:#}"
+    );
+    assert_eq!(report["unresolved"], serde_json::json!([]), "{report:#}");
+    // A misspelt name is not applied, and said with its file and line (as Terraform warns).
+    assert!(
+        stderr(&out).contains(&format!("warning: {prod}:3: value for undeclared variable `locaton`: no Terraform folder checked declares it, so the value is not applied (did you mean `location`?)")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains("inference_vm_size"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["check", "-v", "--as-of", "2026-11-22", FOLDER, &prod]);
+    assert!(
+        stdout(&out).contains(&format!("skipped {prod}: Terraform variable values: a var file (named on the command line or with `--var-file`)")),
+        "{}",
+        stdout(&out)
+    );
+    // An auto-loaded file of the folder is checked against the folder's declarations.
+    std::fs::write(
+        dir.path().join("main.tf"),
+        "variable \"gpu_size\" {}\nresource \"azurerm_machine_learning_compute_instance\" \"dev\" {\n  virtual_machine_size = var.gpu_size\n}\n",
+    )?;
+    std::fs::write(
+        dir.path().join("terraform.tfvars"),
+        "\ngpu_sise = \"Standard_NC6\"\n",
+    )?;
+    let out = run(&[
+        "check",
+        "--as-of",
+        "2026-11-22",
+        &dir.path().display().to_string(),
+    ]);
+    let expected = format!(
+        "warning: {}:2: value for undeclared variable `gpu_sise`: its folder declares no such variable, so the value is not applied (did you mean `gpu_size`?)",
+        dir.path().join("terraform.tfvars").display()
+    );
+    assert!(stderr(&out).contains(&expected), "{}", stderr(&out));
+    Ok(())
 }
 
 fn unresolved_count(report: &serde_json::Value) -> serde_json::Value {

@@ -259,9 +259,15 @@ impl Unresolved {
             ("workspaceRegion", _) => format!(
                 "{what}: its region is its Azure ML workspace's, which neither a workspace file of this change nor `azure.workspaceRegion` in computeguard.yaml states, so sku-available-in-region and quota-sufficient did not judge it"
             ),
-            (field, Some(e)) => format!(
-                "{what}: `{field}` is `{e}`, known only at deploy time, so no rule judged it"
-            ),
+            (field, Some(e)) => match computeguard_decode::variable_reference(e) {
+                // A Terraform variable: say how to give it a value.
+                Some(var) => format!(
+                    "{what}: `{field}` is `{e}`, known only at deploy time, so no rule judged it; give `var.{var}` a value in a .tfvars file named on the command line or with `--var-file`, in terraform.tfvars or *.auto.tfvars beside the .tf files, or as its `default`"
+                ),
+                None => format!(
+                    "{what}: `{field}` is `{e}`, known only at deploy time, so no rule judged it"
+                ),
+            },
             (field, None) => {
                 format!("{what}: `{field}` is known only at deploy time, so no rule judged it")
             }

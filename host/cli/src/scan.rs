@@ -61,6 +61,46 @@ struct DocContext<'t> {
     via: Option<&'t Via>,
 }
 
+/// Where the unknown value of each variable of a called Terraform module is written: in the
+/// root configuration when the calls pass a root variable down, so that the unresolved
+/// entry points at what the user must set.
+type Origins = std::collections::HashMap<String, Origin>;
+
+#[derive(Clone, Debug)]
+struct Origin {
+    /// The file (as shown) and line of the argument of the outermost call.
+    file: String,
+    line: u32,
+    /// JSON pointer of that argument in its document.
+    path: String,
+    /// What that call writes (`${var.user_node_pool_vm_size}`).
+    expression: String,
+}
+
+/// Points the unresolved `entry` of a resource of the Terraform module at `module`
+/// (`module.a.`) at the caller's argument its variable takes its value from, if any.
+fn retarget(entry: &mut Unresolved, origins: &Origins, module: &str) {
+    let Some(variable) = entry
+        .expression
+        .as_deref()
+        .and_then(computeguard_decode::variable_reference)
+    else {
+        return;
+    };
+    let Some(origin) = origins.get(&variable) else {
+        return;
+    };
+    entry.display = format!(
+        "{} of {} (its `var.{variable}`)",
+        entry.display,
+        module.trim_end_matches('.')
+    );
+    entry.file.clone_from(&origin.file);
+    entry.line = origin.line;
+    entry.expression = Some(origin.expression.clone());
+    entry.path.clone_from(&origin.path);
+}
+
 /// The Bicep module call that deploys a document: named in its findings and unresolved facts.
 struct Via {
     /// `module `gpu` at main.bicep:12` (`gpu[1]` in a loop; nested calls joined by `, from `).
@@ -576,11 +616,11 @@ impl Scan<'_> {
                 std::fs::canonicalize(p).ok() == std::fs::canonicalize(path).ok() || p == path
             };
             let why = if self.var_files.iter().any(|(p, _)| same(p)) {
-                "Terraform variable values: applied with `--var-file` to the folders checked"
+                "Terraform variable values: a var file (named on the command line or with `--var-file`), applied after terraform.tfvars and *.auto.tfvars to the folders checked"
             } else if computeguard_decode::tfvars_precedence(&file_name).is_some() {
                 "Terraform variable values: applied when the .tf files beside them are checked"
             } else {
-                "Terraform variable values that Terraform loads only with `-var-file`: not applied; pass `--var-file FILE` to apply them"
+                "Terraform variable values that Terraform loads only with `-var-file`: not applied; name the file on the command line (or pass `--var-file FILE`) to apply them"
             };
             out.skipped = Some((SkipKind::Variables, why.into()));
             return out;
@@ -648,7 +688,7 @@ impl Scan<'_> {
         if let (Syntax::Terraform(_), [doc]) = (syntax, docs.as_slice()) {
             let shown = PathBuf::from(&name);
             let mut stack = vec![std::fs::canonicalize(terraform_folder(path)).unwrap_or_default()];
-            self.modules(path, &shown, &name, doc, "", &mut stack, &mut out);
+            self.modules(path, &shown, &name, doc, "", None, &mut stack, &mut out);
         }
         if let (Syntax::Bicep, [doc]) = (syntax, docs.as_slice()) {
             let shown = PathBuf::from(&name);
@@ -697,12 +737,36 @@ impl Scan<'_> {
         name: &str,
         doc: &Document,
         prefix: &str,
+        outer: Option<&Origins>,
         stack: &mut Vec<PathBuf>,
         out: &mut FileResult,
     ) {
         for call in terraform::module_calls(path, shown, &doc.value) {
             let address = format!("{prefix}module.{}.", call.name);
             let line = doc.positions.locate(&call.pointer).map_or(0, |s| s.line);
+            // The arguments whose value is not known, and where the user gives it: this
+            // call's argument, or the outer call's when it passes a variable down.
+            let origins: Origins = call
+                .inputs
+                .iter()
+                .filter_map(|(variable, value)| {
+                    let text = value.as_str().filter(|t| t.contains("${"))?;
+                    let passed = computeguard_decode::variable_reference(text)
+                        .and_then(|v| outer?.get(&v).cloned());
+                    let pointer = format!(
+                        "{}/{}",
+                        call.pointer,
+                        computeguard_decode::escape_key(variable)
+                    );
+                    let origin = passed.unwrap_or_else(|| Origin {
+                        file: name.to_string(),
+                        line: doc.positions.locate(&pointer).map_or(line, |s| s.line),
+                        path: pointer,
+                        expression: text.to_string(),
+                    });
+                    Some((variable.clone(), origin))
+                })
+                .collect();
             let unfollowed = |why: String| Unresolved {
                 file: name.to_string(),
                 line,
@@ -783,13 +847,18 @@ impl Scan<'_> {
                     module: Some(&address),
                     via: None,
                 };
+                let before = out.unresolved.len();
                 self.document(&ctx, &module_doc, out);
+                for entry in out.unresolved.iter_mut().skip(before) {
+                    retarget(entry, &origins, &address);
+                }
                 self.modules(
                     &file.path,
                     &file.shown,
                     &shown_file,
                     &module_doc,
                     &address,
+                    Some(&origins),
                     stack,
                     out,
                 );
@@ -1228,6 +1297,47 @@ pub fn decode_for_model(
         Syntax::Yaml | Syntax::Json => Source::Unknown,
     };
     Ok((docs, source))
+}
+
+/// The Terraform variable definitions files (`.tfvars`, `.tfvars.json`) among the paths named
+/// on the command line: each is a var file, applied after the auto-loaded ones as
+/// `terraform plan -var-file` is (`check main.tf prod.tfvars`).
+pub fn named_var_files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    paths
+        .iter()
+        .filter(|p| p.as_os_str() != "-" && p.is_file())
+        .filter(|p| terraform::kind(p) == Some(terraform::Kind::Vars))
+        .cloned()
+        .collect()
+}
+
+impl Scan<'_> {
+    /// Terraform's "value for undeclared variable" warnings for this scan (`file:line:
+    /// message`): names set in the auto-loaded `.tfvars` of the root folders checked that the
+    /// folder does not declare, and names set in the var files that no root folder declares.
+    pub fn var_file_warnings(&self, inputs: &[Input]) -> Vec<String> {
+        let called = called_modules(inputs);
+        let mut roots: Vec<(PathBuf, PathBuf)> = inputs
+            .iter()
+            .filter(|i| i.text.is_none())
+            .filter(|i| {
+                matches!(
+                    terraform::kind(&i.path),
+                    Some(terraform::Kind::Hcl | terraform::Kind::Json)
+                )
+            })
+            .filter_map(|i| {
+                let folder = terraform_folder(&i.path).to_path_buf();
+                let key = std::fs::canonicalize(&folder).ok()?;
+                (!called.contains_key(&key)).then_some((key, folder))
+            })
+            .collect();
+        roots.sort();
+        roots.dedup_by(|a, b| a.0 == b.0);
+        let roots: Vec<PathBuf> = roots.into_iter().map(|(_, f)| f).collect();
+        let files: Vec<PathBuf> = self.var_files.iter().map(|(p, _)| p.clone()).collect();
+        terraform::undeclared_values(&roots, &files)
+    }
 }
 
 /// Reads and decodes a `--var-file` (`.tfvars` HCL or `.tfvars.json`).

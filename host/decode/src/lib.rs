@@ -98,7 +98,9 @@ pub use bicep::{BicepParams, decode_bicep, decode_bicepparam};
 pub use error::{DecodeError, Message, Syntax};
 pub use json::decode_json;
 pub use positions::{Positions, Span, escape_key};
-pub use terraform::{TerraformVariables, decode_hcl, labelled_blocks, tfvars_precedence};
+pub use terraform::{
+    TerraformVariables, decode_hcl, labelled_blocks, tfvars_precedence, variable_reference,
+};
 pub use yaml::decode_yaml;
 
 /// Deepest nesting of sequences and mappings accepted in a YAML document, counting the copies

@@ -688,6 +688,18 @@ impl TerraformVariables {
     }
 }
 
+/// `NAME` when `expression` (JSON syntax) is exactly one reference to the input variable
+/// `var.NAME` or to a part of it (`${var.pool.vm_size}`): what a user sets to resolve it.
+pub fn variable_reference(expression: &str) -> Option<String> {
+    match split_template(expression)?.as_slice() {
+        [Part::Ref(steps)] => match steps.as_slice() {
+            [Step::Name(root), Step::Name(name), ..] if root == "var" => Some(name.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Which variable definitions file Terraform loads on its own, and in which order: `Some(0)`
 /// for `terraform.tfvars`, `Some(1)` for `terraform.tfvars.json`, `Some(2)` for `*.auto.tfvars`
 /// and `*.auto.tfvars.json` (sort those by name), `None` for any other file (`-var-file` only).
@@ -1151,7 +1163,15 @@ module "m" {
 
     #[test]
     fn traversals_and_templates_are_split_strictly() {
-        use super::{Step, traversal};
+        use super::{Step, traversal, variable_reference};
+        assert_eq!(
+            variable_reference("${var.pool.vm_size}").as_deref(),
+            Some("pool")
+        );
+        assert_eq!(variable_reference("${ var.size }").as_deref(), Some("size"));
+        for other in ["${local.x}", "x-${var.a}", "${lower(var.a)}", "var.a"] {
+            assert_eq!(variable_reference(other), None, "{other}");
+        }
         assert_eq!(
             traversal(r#" local.a["k x"][2].b "#),
             Some(vec![

@@ -31,6 +31,15 @@ pub fn by_closeness<'k>(id: &str, known: &'k [String]) -> Vec<&'k str> {
     v.into_iter().map(|(_, k)| k).collect()
 }
 
+/// The name of `known` closest to `id` when it is close enough to be a typo of it (within a
+/// third of its length, at least 2 edits).
+pub fn did_you_mean<'k>(id: &str, known: &'k [String]) -> Option<&'k str> {
+    by_closeness(id, known)
+        .into_iter()
+        .next()
+        .filter(|best| distance(id, best) <= (best.chars().count() / 3).max(2))
+}
+
 /// ``unknown rule `ID` (did you mean `X`?); known rules: ...`` (the suggestion only when the
 /// closest id is within a third of its length, at least 2 edits).
 pub fn unknown_rule(id: &str, known: &[String]) -> String {

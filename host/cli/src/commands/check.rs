@@ -110,8 +110,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     for p in &args.param_files {
         param_files.push(scan::read_param_file(p)?);
     }
-    let var_files = args
-        .var_files
+    // A `.tfvars` named among the paths is a var file too, after the `--var-file`s.
+    let mut var_file_paths = args.var_files.clone();
+    var_file_paths.extend(scan::named_var_files(&paths));
+    let var_files = var_file_paths
         .iter()
         .map(|p| scan::read_var_file(p).map(|v| (p.clone(), v)))
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -151,6 +153,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         var_files,
         param_files,
     };
+    for warning in scan.var_file_warnings(&files) {
+        eprintln!("warning: {warning}");
+    }
     let rules = loaded
         .iter()
         .flat_map(|l| {

@@ -341,6 +341,93 @@ fn read(path: &Path, kind: Kind) -> Option<Document> {
     parse(&text, kind).ok()
 }
 
+/// Terraform's "value for undeclared variable" warnings, as `file:line: message`: a name
+/// set in an auto-loaded `.tfvars` of a root folder (`roots`, the folders of the
+/// configurations checked) that the folder does not declare, and a name set in a var file
+/// (`var_files`) that no root folder declares. Such a value is not applied: a misspelt
+/// name would otherwise leave the variable at its default in silence.
+pub fn undeclared_values(roots: &[PathBuf], var_files: &[PathBuf]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut everywhere: Vec<String> = Vec::new();
+    for root in roots {
+        let mut declared = Vec::new();
+        for (file, k) in configuration_files(root) {
+            if let Some(doc) = read(&file, k) {
+                declared.extend(declared_in(&doc.value));
+            }
+        }
+        let Ok(entries) = std::fs::read_dir(root) else {
+            continue;
+        };
+        let mut auto: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.is_file()
+                    && p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| tfvars_precedence(n).is_some())
+            })
+            .collect();
+        auto.sort();
+        for file in auto {
+            warnings.extend(undeclared_in(
+                &file,
+                &declared,
+                "its folder declares no such variable",
+            ));
+        }
+        everywhere.extend(declared);
+    }
+    everywhere.sort();
+    everywhere.dedup();
+    for file in var_files {
+        warnings.extend(undeclared_in(
+            file,
+            &everywhere,
+            "no Terraform folder checked declares it",
+        ));
+    }
+    warnings.dedup();
+    warnings
+}
+
+/// The warnings for the names `file` sets that `declared` does not hold.
+fn undeclared_in(file: &Path, declared: &[String], why: &str) -> Vec<String> {
+    let k = if file
+        .to_string_lossy()
+        .to_ascii_lowercase()
+        .ends_with(".json")
+    {
+        Kind::Json
+    } else {
+        Kind::Vars
+    };
+    let Some(doc) = read(file, k) else {
+        return Vec::new();
+    };
+    let Value::Object(values) = &doc.value else {
+        return Vec::new();
+    };
+    values
+        .keys()
+        .filter(|name| !declared.contains(name))
+        .map(|name| {
+            let line = doc
+                .positions
+                .get(&format!("/{}", computeguard_decode::escape_key(name)))
+                .map_or(0, |s| s.line);
+            let hint = computeguard_policyset::suggest::did_you_mean(name, declared)
+                .map(|best| format!(" (did you mean `{best}`?)"))
+                .unwrap_or_default();
+            format!(
+                "{}:{line}: value for undeclared variable `{name}`: {why}, so the value is not applied{hint}; declare it with a `variable` block or remove it",
+                file.display()
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Kind, decode, kind};
