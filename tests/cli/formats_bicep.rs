@@ -283,18 +283,22 @@ fn module_loops_expand_over_known_arrays() {
                 && m.contains(&format!("module `known[1]` at {main}:8"))),
         "{f:#}"
     );
-    // A loop over a parameter without a value: checked once, its size unresolved, naming
-    // what the call passes.
-    let facts = list(&report, "unresolved");
-    assert_eq!(facts.len(), 1, "{report:#}");
-    assert_eq!(facts[0]["field"], "sku");
+    // A loop over a parameter without a value: checked once, its size unresolved at the
+    // call's argument, which is where the value comes from.
+    assert_eq!(
+        unresolved(&report),
+        vec![("sku".into(), "bicep-modules/loop/main.bicep".into(), 20)]
+    );
+    let fact = &report["unresolved"][0];
+    assert_eq!(
+        fact["expression"],
+        "[parameters('extraPools')[copyIndex()].size]"
+    );
     assert!(
-        facts[0]["display"]
-            .as_str()
-            .is_some_and(|d| d.contains("module `open[*]`")
-                && d.contains("passes `size` = `[parameters('extraPools')[copyIndex()].size]`")),
-        "{:#}",
-        facts[0]
+        fact["display"].as_str().is_some_and(|d| d.contains(
+            "(tests/fixtures/bicep-modules/loop/pool.bicep:12, deployed by module `open[*]` at"
+        ) && d.ends_with("through its parameter `size`)")),
+        "{fact:#}"
     );
 }
 
@@ -316,27 +320,44 @@ fn nested_modules_name_the_whole_call_chain() {
 }
 
 #[test]
+fn a_root_parameter_passed_down_is_unresolved_where_the_root_passes_it() {
+    // Two calls deep; the user sets the root's `gpuSize`.
+    let (code, report) = check_json(&[&format!("{DIR}/nested/open.bicep")]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(
+        unresolved(&report),
+        vec![("sku".into(), "bicep-modules/nested/open.bicep".into(), 7)]
+    );
+    assert_eq!(
+        report["unresolved"][0]["expression"],
+        "[parameters('gpuSize')]"
+    );
+}
+
+#[test]
 fn real_jumpbox_deployment_takes_its_size_from_the_parameters_file() {
     let Some(corpus) = corpus() else { return };
     let dir = format!("{corpus}/aks-lza-03-hub-jumpbox");
     // Without the parameters file the VM's size is what the module call passes from a
-    // root parameter without a value; the file says how to give it.
+    // root parameter without a value: unresolved at that argument of deploy-vm.bicep, the
+    // parameter the user must set; the parameters file says how to give it.
     let (code, report) = check_json(&[&dir]);
     assert_eq!(code, 0, "{report:#}");
-    let vm = "aks-lza-03-hub-jumpbox/modules/VM/virtualmachine.bicep";
+    let root = "aks-lza-03-hub-jumpbox/deploy-vm.bicep";
     assert_eq!(
         unresolved(&report),
         vec![
-            ("region".into(), vm.into(), 21),
-            ("sku".into(), vm.into(), 29)
+            ("region".into(), root.into(), 24),
+            ("sku".into(), root.into(), 27)
         ]
     );
     let sku = &report["unresolved"][1];
+    assert_eq!(sku["expression"], "[parameters('vmSize')]");
     assert!(
         sku["display"]
             .as_str()
-            .is_some_and(|d| d.contains("module `jumpbox` at ")
-                && d.contains("passes `vmSize` = `[parameters('vmSize')]`")),
+            .is_some_and(|d| d
+                .contains("modules/VM/virtualmachine.bicep:29, deployed by module `jumpbox` at ")),
         "{sku:#}"
     );
     let (kind, why) = skip_reason(&report, "parameters-deploy-vm.json").unwrap_or_default();
@@ -349,7 +370,10 @@ fn real_jumpbox_deployment_takes_its_size_from_the_parameters_file() {
         &format!("{dir}/parameters-deploy-vm.json"),
     ]);
     assert_eq!(code, 0, "{report:#}");
-    assert_eq!(unresolved(&report), vec![("region".into(), vm.into(), 21)]);
+    assert_eq!(
+        unresolved(&report),
+        vec![("region".into(), root.into(), 24)]
+    );
     assert_eq!(report["summary"]["resources"], 1);
     // The NIC module deploys no compute: part of its caller, not a file "without compute".
     assert!(
@@ -409,14 +433,15 @@ fn real_landing_zone_cluster_is_read_through_its_module() {
         check_json(&[&dir, "--param-file", &format!("{dir}/parameters-main.json")]);
     assert_eq!(code, 0, "{report:#}");
     // The cluster and its Standard_D4d_v5 pool, in privateaks.bicep; only the region
-    // (`deployment().location`) is left to deploy time.
+    // (`deployment().location`, passed to the module at main.bicep:104) is left to deploy
+    // time.
     assert_eq!(report["summary"]["resources"], 2, "{report:#}");
     assert_eq!(
         unresolved(&report),
         vec![(
             "region".into(),
-            "aks-lza-06-aks-cluster/modules/aks/privateaks.bicep".into(),
-            23
+            "aks-lza-06-aks-cluster/main.bicep".into(),
+            104
         )]
     );
     let (kind, _) = skip_reason(&report, "modules/aks/privateaks.bicep").unwrap_or_default();

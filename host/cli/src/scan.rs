@@ -109,6 +109,8 @@ struct Via {
     label: String,
     /// Passed parameters the caller could not know: name and what the call writes.
     unknown: Vec<(String, String)>,
+    /// For each of them, where the user gives the value: the outermost call that passes it.
+    origins: Vec<(String, bicep::Origin)>,
 }
 
 /// The name of standard input in findings when `--stdin-filename` is not given.

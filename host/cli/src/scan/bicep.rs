@@ -357,6 +357,26 @@ impl Scan<'_> {
                 } else {
                     Vec::new()
                 };
+                let origins = instance
+                    .unknown
+                    .iter()
+                    .map(|(param, written)| {
+                        let pointer = format!(
+                            "{}/properties/parameters/{}/value",
+                            call.pointer,
+                            computeguard_decode::escape_key(param)
+                        );
+                        // A parameter of the caller passed down: where the caller gets it.
+                        let outer = parent.and_then(|p| p.origin(written)).cloned();
+                        let origin = outer.unwrap_or_else(|| Origin {
+                            file: name.to_string(),
+                            line: doc.positions.locate(&pointer).map_or(line, |s| s.line),
+                            path: pointer,
+                            expression: written.clone(),
+                        });
+                        (param.clone(), origin)
+                    })
+                    .collect();
                 let via = Via {
                     site: format!("module `{}` at {name}:{line}{from}", instance.label),
                     label: match parent {
@@ -364,6 +384,7 @@ impl Scan<'_> {
                         None => instance.label,
                     },
                     unknown: instance.unknown,
+                    origins,
                 };
                 let ctx = DocContext {
                     path: file,
@@ -374,8 +395,12 @@ impl Scan<'_> {
                     module: None,
                     via: Some(&via),
                 };
+                let before = out.unresolved.len();
                 self.document(&ctx, &module_doc, out);
                 relocate(out, &shown_name, &module_doc, &lines, &aliases);
+                for entry in out.unresolved.iter_mut().skip(before) {
+                    via.retarget(entry);
+                }
                 if syntax == Syntax::Bicep {
                     self.bicep_modules(
                         file,
@@ -393,31 +418,74 @@ impl Scan<'_> {
     }
 }
 
+/// Where the value of a module parameter the caller could not know is given: the argument
+/// of the outermost call that passes it (a root parameter passed down is set at the root).
+#[derive(Clone, Debug)]
+pub struct Origin {
+    /// The calling file (as shown) and the line of the argument.
+    file: String,
+    line: u32,
+    /// JSON pointer of the argument in the calling document.
+    path: String,
+    /// What the call writes (`[parameters('vmSize')]`).
+    expression: String,
+}
+
+/// The parameters an ARM expression refers to (`parameters('x')`), lowercased.
+fn parameters_used(expression: &str) -> Vec<String> {
+    let lower = expression.to_ascii_lowercase();
+    lower
+        .match_indices("parameters('")
+        .filter_map(|(i, m)| {
+            let rest = lower.get(i + m.len()..)?;
+            rest.split_once("')").map(|(name, _)| name.to_string())
+        })
+        .collect()
+}
+
 impl Via {
-    /// The resource `display` of an unresolved fact whose expression is `expression`: with
-    /// the call site, and what the call passes for the parameters the expression uses.
-    pub(super) fn describe(&self, display: &str, expression: Option<&str>) -> String {
-        let used = |p: &str| {
-            expression.is_some_and(|e| {
-                e.to_ascii_lowercase()
-                    .contains(&format!("parameters('{}')", p.to_ascii_lowercase()))
-            })
+    /// The origin of the first parameter `expression` uses that this call could not bind.
+    fn origin(&self, expression: &str) -> Option<&Origin> {
+        self.origin_of(expression).map(|(_, o)| o)
+    }
+
+    /// The parameter and origin of [`Via::origin`].
+    fn origin_of(&self, expression: &str) -> Option<(&str, &Origin)> {
+        parameters_used(expression).iter().find_map(|p| {
+            self.origins
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(p))
+                .map(|(name, o)| (name.as_str(), o))
+        })
+    }
+
+    /// Points the unresolved `entry` of a resource this call deploys at where its value is
+    /// given, when it comes from a parameter the call could not bind: the caller's argument
+    /// (the outermost one), with what it writes.
+    fn retarget(&self, entry: &mut Unresolved) {
+        let Some((param, origin)) = entry.expression.as_deref().and_then(|e| self.origin_of(e))
+        else {
+            return;
         };
-        let passes: Vec<String> = self
-            .unknown
-            .iter()
-            .filter(|(p, _)| used(p))
-            .map(|(p, written)| format!("`{p}` = `{written}`"))
-            .collect();
-        if passes.is_empty() {
-            format!("{display} (deployed by {})", self.site)
-        } else {
-            format!(
-                "{display} (deployed by {}, which passes {}, known only at deploy time)",
-                self.site,
-                passes.join(", ")
-            )
-        }
+        let suffix = format!(" (deployed by {})", self.site);
+        let base = entry
+            .display
+            .strip_suffix(&suffix)
+            .unwrap_or(&entry.display);
+        entry.display = format!(
+            "{base} ({}:{}, deployed by {}, through its parameter `{param}`)",
+            entry.file, entry.line, self.site
+        );
+        entry.file.clone_from(&origin.file);
+        entry.line = origin.line;
+        entry.path.clone_from(&origin.path);
+        entry.expression = Some(origin.expression.clone());
+    }
+
+    /// The resource `display` of an unresolved fact of a resource this call deploys: with
+    /// the call site.
+    pub(super) fn describe(&self, display: &str, _expression: Option<&str>) -> String {
+        format!("{display} (deployed by {})", self.site)
     }
 }
 
