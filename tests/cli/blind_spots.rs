@@ -341,3 +341,247 @@ fn modules_nested_deeper_than_followed_are_unresolved_not_dropped() {
         "{report:#}"
     );
 }
+
+/// The JUnit cases of `xml` whose name starts with `prefix`: (suite, case name, child tag
+/// of the case: `failure`, `skipped` or `` for a pass).
+fn junit_cases(xml: &str, prefix: &str) -> Vec<(String, String, String)> {
+    let doc = roxmltree::Document::parse(xml).expect("junit parses");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .filter(|c| c.attribute("name").is_some_and(|n| n.starts_with(prefix)))
+        .map(|c| {
+            let suite = c
+                .parent()
+                .and_then(|p| p.attribute("name"))
+                .unwrap_or_default();
+            let outcome = c
+                .children()
+                .find(|n| n.has_tag_name("failure") || n.has_tag_name("skipped"))
+                .map(|n| n.tag_name().name().to_string())
+                .unwrap_or_default();
+            (
+                suite.to_string(),
+                c.attribute("name").unwrap_or_default().to_string(),
+                outcome,
+            )
+        })
+        .collect()
+}
+
+/// Issue 37: JUnit printed one passing case for a file whose size is unresolved, and
+/// with `--fail-on-unresolved` exited 2 while the report showed a pass and standard
+/// error said "(listed above)" with nothing listed.
+#[test]
+fn every_unresolved_fact_is_a_junit_case_skipped_or_failed_as_fail_on_unresolved_decides() {
+    let (_, report) = check_json(&[MODULES]);
+    let facts: Vec<(String, String)> = report["unresolved"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|u| {
+            (
+                u["file"].as_str().unwrap_or_default().to_string(),
+                format!("unresolved at line {}: ", u["line"]),
+            )
+        })
+        .collect();
+    assert!(!facts.is_empty(), "{report:#}");
+    for (flag, status, outcome) in [
+        (None, 0, "skipped"),
+        (Some("--fail-on-unresolved"), 2, "failure"),
+    ] {
+        let mut args = vec!["check", "--format", "junit", "--as-of", "2026-11-22"];
+        args.extend(flag);
+        args.push(MODULES);
+        let out = run(&args);
+        assert_eq!(code(&out), status, "{flag:?}: {}", stderr(&out));
+        let xml = stdout(&out);
+        let cases = junit_cases(&xml, "unresolved at line ");
+        let got: Vec<(String, String)> = cases
+            .iter()
+            .map(|(suite, name, _)| {
+                let head = name.split(": ").next().unwrap_or_default();
+                (suite.clone(), format!("{head}: "))
+            })
+            .collect();
+        assert_eq!(got, facts, "one case per fact, in its file's suite:\n{xml}");
+        assert!(
+            cases.iter().all(|(_, _, o)| o == outcome),
+            "{flag:?}: every case is {outcome}:\n{xml}"
+        );
+        // No file with a blind spot is reported as a clean pass.
+        for (file, _) in &facts {
+            assert!(
+                !junit_cases(&xml, "no findings")
+                    .iter()
+                    .any(|(s, _, _)| s == file),
+                "{file} passes:\n{xml}"
+            );
+        }
+        let doc = roxmltree::Document::parse(&xml).expect("junit");
+        let failures: usize = doc
+            .root_element()
+            .attribute("failures")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(usize::MAX);
+        assert_eq!(failures, if flag.is_some() { facts.len() } else { 0 });
+        // Standard error lists what made it fail, since the report may go to a file.
+        if flag.is_some() {
+            let err = stderr(&out);
+            for u in report["unresolved"].as_array().into_iter().flatten() {
+                let place = format!("({}:{})", u["file"].as_str().unwrap_or_default(), u["line"]);
+                assert!(err.contains(&place), "{place} in:\n{err}");
+            }
+            assert!(err.contains("(listed above and in the report)"), "{err}");
+        }
+    }
+}
+
+/// Issue 37: "sku-available-in-region and quota-sufficient were not evaluated" went to
+/// standard error only; every format now carries it, and a configuration that turns
+/// the rules off drops it.
+#[test]
+fn rules_not_evaluated_are_said_in_every_format() -> Result<(), Box<dyn std::error::Error>> {
+    const FILE: &str = "examples/azureml/gpu-cluster.yml";
+    let wanted = ["sku-available-in-region", "quota-sufficient"];
+    let (_, report) = check_json(&[FILE]);
+    let rules: Vec<&str> = report["notEvaluated"]
+        .as_array()
+        .ok_or("notEvaluated")?
+        .iter()
+        .filter_map(|n| n["rule"].as_str())
+        .collect();
+    assert_eq!(rules, wanted, "{report:#}");
+    assert_eq!(report["notEvaluated"][0]["needs"], "azure.skus");
+    let format = |f: &str, extra: &[&str]| {
+        let mut args = vec!["check", "--format", f, "--as-of", "2026-11-22"];
+        args.extend_from_slice(extra);
+        args.push(FILE);
+        stdout(&run(&args))
+    };
+    let github = format("github", &[]);
+    let sarif: Value = serde_json::from_str(&format("sarif", &[]))?;
+    let notified: Vec<&str> = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .ok_or("notifications")?
+        .iter()
+        .filter_map(|n| n["associatedRule"]["id"].as_str())
+        .collect();
+    assert_eq!(notified, wanted);
+    let validator = crate::formats_out::sarif_validator()?;
+    assert_eq!(
+        crate::formats_out::schema_errors(&validator, &sarif),
+        Vec::<String>::new()
+    );
+    let reports: Value = serde_json::from_str(&format("policyreport", &[]))?;
+    let skipped: Vec<&str> = reports["items"]
+        .as_array()
+        .ok_or("items")?
+        .iter()
+        .flat_map(|r| r["results"].as_array().into_iter().flatten())
+        .filter(|r| r["result"] == "skip" && r["properties"]["notEvaluated"] == "true")
+        .filter_map(|r| r["rule"].as_str())
+        .collect();
+    assert_eq!(skipped, wanted);
+    let html = format("html", &[]);
+    let junit = format("junit", &[]);
+    for rule in wanted {
+        assert!(
+            github.contains(&format!(
+                "::notice title=computeguard {rule} not evaluated::"
+            )),
+            "{github}"
+        );
+        assert!(
+            html.contains(&format!(
+                "<code>{rule}</code></td><td>not evaluated: {rule} was not evaluated"
+            )),
+            "{rule} in the HTML blind spots"
+        );
+        assert!(
+            junit_cases(&junit, &format!("{rule} not evaluated"))
+                == vec![(
+                    "computeguard".to_string(),
+                    format!("{rule} not evaluated"),
+                    "skipped".to_string()
+                )],
+            "{junit}"
+        );
+    }
+    // Turned off, they are not a blind spot.
+    let dir = tempfile::tempdir()?;
+    let config = dir.path().join("computeguard.yaml");
+    std::fs::write(
+        &config,
+        "rules:\n  sku-available-in-region: off\n  quota-sufficient: off\n",
+    )?;
+    let (_, report) = check_json(&["--config", &config.display().to_string(), FILE]);
+    assert_eq!(report["notEvaluated"], serde_json::json!([]), "{report:#}");
+    let out = run(&[
+        "check",
+        "--format",
+        "github",
+        "--config",
+        &config.display().to_string(),
+        FILE,
+    ]);
+    assert!(!stdout(&out).contains("not evaluated"), "{}", stdout(&out));
+    assert!(!stderr(&out).contains("not evaluated"), "{}", stderr(&out));
+    Ok(())
+}
+
+/// Issue 37: "in 35 files (...); 1 not checked; 35 files skipped" read as if every file
+/// read had been skipped. Each count now says what it counts, and they add up to the
+/// JSON report's lists.
+#[test]
+fn the_summary_line_says_what_each_count_counts() {
+    let (_, report) = check_json(&["examples/"]);
+    let out = run(&["check", "--as-of", "2026-11-22", "examples/"]);
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("computeguard: "))
+        .unwrap_or_default();
+    let skipped = report["skipped"].as_array().cloned().unwrap_or_default();
+    let files_of = |kind: &str| {
+        skipped
+            .iter()
+            .filter(|s| s["kind"] == kind && s.get("line").is_none())
+            .count()
+    };
+    let s = &report["summary"];
+    assert!(
+        line.contains(&format!(
+            " in {} files read ({} documents, {} resources)",
+            s["files"], s["documents"], s["resources"]
+        )),
+        "{line}"
+    );
+    let (none, other, unchecked) = (
+        files_of("no-resources"),
+        files_of("other-file"),
+        files_of("unchecked"),
+    );
+    assert!(none > 0 && other > 0 && unchecked > 0, "{report:#}");
+    assert!(
+        line.contains(&format!(
+            "; {unchecked} file{} not checked (listed above)",
+            if unchecked == 1 { "" } else { "s" }
+        )),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!(
+            "; skipped (--verbose lists them): {none} files with no compute resources, {other} files computeguard does not read;"
+        )),
+        "{line}"
+    );
+    // With --verbose they are listed above the line, one per skipped file.
+    let out = run(&["check", "-v", "--as-of", "2026-11-22", "examples/"]);
+    let text = stdout(&out);
+    assert!(text.contains("; skipped (listed above): "), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("skipped ")).count(),
+        none + other
+    );
+}

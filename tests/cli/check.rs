@@ -237,7 +237,7 @@ fn text_output_has_a_code_frame_and_summary() {
     let text = stdout(&out);
     assert!(text.contains("error[sku-retired]: Azure ML compute cluster gpu-cluster uses Standard_NC6, retired on 2023-09-06"), "{text}");
     assert!(text.contains("  --> tests/fixtures/azureml/gpu-cluster-idle-nc6.yml:6:1\n  |\n6 | size: Standard_NC6\n  | ^^^^^^^^^^^^^^^^^^"), "{text}");
-    assert!(text.contains("computeguard: 1 error, 1 warning, 0 infos in 1 file (1 document, 1 resource); as of 2026-11-22"), "{text}");
+    assert!(text.contains("computeguard: 1 error, 1 warning, 0 infos in 1 file read (1 document, 1 resource); as of 2026-11-22"), "{text}");
 }
 
 #[test]

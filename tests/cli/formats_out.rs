@@ -193,7 +193,11 @@ fn junit_has_a_suite_per_file_and_a_failure_per_finding() -> Result<(), Box<dyn 
                 f["severity"].as_str().ok_or("severity")?.to_string(),
             ));
     }
-    let suites: Vec<_> = root.children().filter(|n| n.is_element()).collect();
+    // The suite `computeguard` holds the rules that were not evaluated (no `azure:`).
+    let suites: Vec<_> = root
+        .children()
+        .filter(|n| n.is_element() && n.attribute("name") != Some("computeguard"))
+        .collect();
     let attr = |n: &roxmltree::Node, a: &str| -> usize {
         n.attribute(a)
             .and_then(|v| v.parse().ok())
@@ -238,11 +242,20 @@ fn junit_has_a_suite_per_file_and_a_failure_per_finding() -> Result<(), Box<dyn 
         failures += failed.len();
     }
     assert_eq!(
-        suites.len(),
-        4,
+        Some(suites.len() as u64),
+        json["summary"]["files"].as_u64(),
         "every checked file has a suite, the clean one included"
     );
-    assert_eq!(attr(&root, "tests"), total);
+    let not_evaluated: usize = root
+        .children()
+        .filter(|n| n.attribute("name") == Some("computeguard"))
+        .map(|n| attr(&n, "tests"))
+        .sum();
+    assert_eq!(
+        not_evaluated, 2,
+        "sku-available-in-region and quota-sufficient"
+    );
+    assert_eq!(attr(&root, "tests"), total + not_evaluated);
     assert_eq!(attr(&root, "failures"), failures);
     assert_eq!(failures, 3);
 
@@ -306,7 +319,38 @@ fn github_commands_parse_and_match_the_findings() -> Result<(), Box<dyn std::err
         &["tests/fixtures/azureml", "tests/fixtures/kubernetes"],
     );
     let (_, json) = check_json(&["tests/fixtures/azureml", "tests/fixtures/kubernetes"]);
-    let commands: Vec<Command> = text.lines().map(parse_command).collect::<Result<_, _>>()?;
+    let mut commands: Vec<Command> = text.lines().map(parse_command).collect::<Result<_, _>>()?;
+    // The rules not evaluated (no `azure:` facts) come last, as notices without a file.
+    let not_evaluated: Vec<Command> = commands
+        .drain(..)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .filter_map(|c| {
+            if c.props.contains_key("file") {
+                commands.push(c);
+                None
+            } else {
+                Some(c)
+            }
+        })
+        .collect();
+    let expected: Vec<String> = json["notEvaluated"]
+        .as_array()
+        .ok_or("notEvaluated")?
+        .iter()
+        .map(|n| {
+            format!(
+                "computeguard {} not evaluated",
+                n["rule"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    let got: Vec<String> = not_evaluated
+        .iter()
+        .map(|c| c.props.get("title").cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(got, expected);
+    assert!(not_evaluated.iter().all(|c| c.level == "notice"));
     let list = json["findings"].as_array().ok_or("findings")?;
     assert_eq!(commands.len(), list.len());
     for (c, f) in commands.iter().zip(list) {
@@ -359,7 +403,7 @@ fn text_has_a_code_frame_with_a_caret_and_a_summary() -> Result<(), String> {
     let summary = lines.last().copied().unwrap_or_default();
     assert!(
         summary.starts_with(
-            "computeguard: 1 error, 1 warning, 0 infos in 1 file (1 document, 1 resource)"
+            "computeguard: 1 error, 1 warning, 0 infos in 1 file read (1 document, 1 resource)"
         ),
         "{summary}"
     );

@@ -275,6 +275,19 @@ impl Unresolved {
     }
 }
 
+/// A rule that judges against the subscription's own facts (`azure:` in the configuration)
+/// and had none to judge with: it ran on no resource. Said in every format, so that its
+/// silence is never read as a pass.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct NotEvaluated {
+    /// The rule id (`sku-available-in-region`, `quota-sufficient`).
+    pub rule: String,
+    /// The configuration key that would give it its facts (`azure.skus`).
+    pub needs: String,
+    /// One sentence for humans.
+    pub message: String,
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Summary {
     pub files: usize,
@@ -345,6 +358,8 @@ pub struct Report {
     pub errors: Vec<FileError>,
     /// Facts of checked resources that stayed unresolved.
     pub unresolved: Vec<Unresolved>,
+    /// Rules that were not evaluated for want of the subscription's facts.
+    pub not_evaluated: Vec<NotEvaluated>,
     pub summary: Summary,
     /// Skipped files (and unchecked documents of checked files), with the reason.
     #[serde(skip)]
@@ -389,6 +404,12 @@ pub struct RenderOptions {
     pub show_suppressed: bool,
     /// The `--fail-on` threshold: JUnit reports findings below it as passing cases.
     pub fail_on: Severity,
+    /// `--fail-on-unresolved`: JUnit reports each unresolved fact as a failing case
+    /// (else a skipped one).
+    pub fail_on_unresolved: bool,
+    /// `--fail-on-skipped`: JUnit reports what was not checked as failing cases (else
+    /// skipped ones).
+    pub fail_on_skipped: bool,
 }
 
 impl Default for RenderOptions {
@@ -398,6 +419,8 @@ impl Default for RenderOptions {
             verbose: false,
             show_suppressed: false,
             fail_on: Severity::Error,
+            fail_on_unresolved: false,
+            fail_on_skipped: false,
         }
     }
 }
@@ -407,6 +430,8 @@ struct JsonView<'a> {
     findings: Vec<&'a Finding>,
     errors: &'a [FileError],
     unresolved: &'a [Unresolved],
+    #[serde(rename = "notEvaluated")]
+    not_evaluated: &'a [NotEvaluated],
     skipped: &'a [Skipped],
     summary: &'a Summary,
 }
@@ -487,6 +512,16 @@ impl Report {
             .filter(|s| s.kind == SkipKind::Unchecked)
     }
 
+    /// Whole files skipped for a reason other than "could not be checked" (those are
+    /// counted in `summary.unchecked` and listed): read with nothing to judge, applied
+    /// through other files, or not read.
+    pub fn skipped_whole_files(&self) -> usize {
+        self.skipped
+            .iter()
+            .filter(|x| x.kind != SkipKind::Unchecked && x.line.is_none())
+            .count()
+    }
+
     /// The findings to show: the counted ones, plus the suppressed ones if asked, in order.
     pub fn visible(&self, show_suppressed: bool) -> Vec<&Finding> {
         let mut v: Vec<&Finding> = self.findings.iter().collect();
@@ -509,6 +544,7 @@ impl Report {
                     findings: self.visible(opts.show_suppressed),
                     errors: &self.errors,
                     unresolved: &self.unresolved,
+                    not_evaluated: &self.not_evaluated,
                     skipped: &self.skipped,
                     summary: &self.summary,
                 };

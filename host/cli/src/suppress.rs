@@ -106,11 +106,16 @@ impl Directives {
 /// Parses `<marker> computeguard:ignore rule[,rule] reason...` anywhere on `line`.
 fn parse_line(markers: &[&str], line: &str, number: u32) -> Option<Directive> {
     let at = line.find(IGNORE_MARKER)?;
-    let before = &line[..at];
-    let before_trimmed = before.trim_end();
-    // The marker must directly follow a comment marker (`# computeguard:ignore`).
-    let marker = markers.iter().find(|m| before_trimmed.ends_with(**m))?;
-    let comment_start = before_trimmed.len() - marker.len();
+    // The marker must open the line's comment (`# computeguard:ignore`, `## ...`): one
+    // quoted inside a comment (`# write \`# computeguard:ignore RULE REASON\``) is prose.
+    let comment_start = comment_start(markers, line)?;
+    if comment_start >= at
+        || !line[comment_start..at]
+            .chars()
+            .all(|c| c.is_whitespace() || markers.iter().any(|m| m.contains(c)))
+    {
+        return None;
+    }
     let rest = &line[at + IGNORE_MARKER.len()..];
     // `computeguard:ignored` or `computeguard:ignore-next` are not directives.
     if rest.chars().next().is_some_and(|c| !c.is_whitespace()) {
@@ -136,6 +141,20 @@ fn parse_line(markers: &[&str], line: &str, number: u32) -> Option<Directive> {
         target: if own_line { number + 1 } else { number },
         source: line.to_string(),
     })
+}
+
+/// Byte offset of the first comment marker on `line` that opens a comment: at the start of
+/// the line or after whitespace (so `a#b` and `https://x` open none).
+fn comment_start(markers: &[&str], line: &str) -> Option<usize> {
+    line.char_indices()
+        .filter(|(i, _)| {
+            line[..*i]
+                .chars()
+                .next_back()
+                .is_none_or(char::is_whitespace)
+        })
+        .map(|(i, _)| i)
+        .find(|i| markers.iter().any(|m| line[*i..].starts_with(m)))
 }
 
 #[cfg(test)]
@@ -200,5 +219,29 @@ mod tests {
         assert_eq!(lines, vec![(3, 1)], "only the bare directive counts");
         assert!(d.find(1, "sku-retired").is_none());
         assert!(d.find(3, "sku-retired").is_none());
+    }
+
+    #[test]
+    fn a_directive_quoted_inside_a_comment_is_prose() {
+        // What `computeguard init` writes: an example, not a suppression of rule `RULE`.
+        let text = "# Inline, in YAML, Terraform or Bicep: `# computeguard:ignore RULE REASON`.\n\
+                    size: NC6\n\
+                    ## computeguard:ignore sku-retired doubled marker\n\
+                    size: NC6\n\
+                    url: https://x # computeguard:ignore sku-unknown after a value\n";
+        let d = Directives::parse(Path::new("a.yaml"), text);
+        let lines: Vec<u32> = d.all().map(|d| d.line).collect();
+        assert_eq!(lines, vec![3, 5]);
+        assert!(d.find(4, "sku-retired").is_some());
+        assert!(d.find(5, "sku-unknown").is_some());
+        let tf =
+            "  vm_size = \"Standard_NC6\" // see https://x // computeguard:ignore sku-retired y\n";
+        assert!(
+            Directives::parse(Path::new("main.tf"), tf)
+                .all()
+                .next()
+                .is_none(),
+            "the comment opened at the first `//`"
+        );
     }
 }

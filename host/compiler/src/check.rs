@@ -8,17 +8,22 @@ use computeguard_policy_core::eval::{
     SKU_OFFER_FIELDS, VARIABLES,
 };
 
-/// Compute-model kinds a rule may target.
+/// Compute-model kinds a rule may target: every kind of docs/compute-model.md's table
+/// (a test keeps the two equal).
 pub const KINDS: &[&str] = &[
     "aml-compute-cluster",
     "aml-compute-instance",
     "aml-online-deployment",
     "aml-batch-deployment",
     "aml-job",
-    "aks-cluster",
-    "aks-node-pool",
     "k8s-workload",
     "kaito-workspace",
+    "aks-cluster",
+    "aml-workspace",
+    "aml-kubernetes-compute",
+    "aks-node-pool",
+    "vm",
+    "vm-scale-set",
 ];
 
 /// Functions the CEL interpreter provides (standard library).
@@ -220,6 +225,28 @@ mod tests {
             .into_iter()
             .map(|p| p.message)
             .collect()
+    }
+
+    #[test]
+    fn every_documented_kind_may_be_targeted() {
+        // The "Resources and kinds" table of docs/compute-model.md, first column.
+        let doc = include_str!("../../../docs/compute-model.md");
+        let table = doc
+            .split("| Kind (`resource.kind`) | Produced from |")
+            .nth(1)
+            .expect("kinds table");
+        let documented: Vec<&str> = table
+            .lines()
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .filter_map(|l| l.split('`').nth(1))
+            .collect();
+        assert!(documented.len() > 10, "{documented:?}");
+        let mut kinds = KINDS.to_vec();
+        kinds.sort_unstable();
+        let mut documented = documented;
+        documented.sort_unstable();
+        assert_eq!(kinds, documented);
     }
 
     #[test]

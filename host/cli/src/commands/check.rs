@@ -2,7 +2,7 @@
 
 use crate::baseline::Baseline;
 use crate::config::parse_date;
-use crate::report::{Format, RenderOptions, Report, RuleDoc, Severity};
+use crate::report::{Format, NotEvaluated, RenderOptions, Report, RuleDoc, Severity};
 use crate::{Outcome, load_config, policies, scan, today};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -188,6 +188,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     } else if let (Some(b), Some(path)) = (&baseline, &args.baseline) {
         b.apply(&mut report, &path.display().to_string());
     }
+    if report.summary.resources > 0 {
+        report.not_evaluated = not_evaluated(&config, &report);
+    }
     let stdout = std::io::stdout();
     let opts = RenderOptions {
         color: args.format == Format::Text
@@ -196,11 +199,18 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         verbose: args.verbose,
         show_suppressed: args.show_suppressed,
         fail_on: args.fail_on,
+        fail_on_unresolved: args.fail_on_unresolved,
+        fail_on_skipped: args.fail_on_skipped,
     };
-    report.render(args.format, &opts, &mut stdout.lock())?;
-    if report.summary.resources > 0
-        && let Some(note) = not_evaluated(&config, &report)
+    // A reader that closes the pipe early (`| head`) stops the report, not the verdict:
+    // the exit code below still says what was found.
+    let written = report.render(args.format, &opts, &mut stdout.lock());
+    if let Err(e) = written
+        && e.kind() != std::io::ErrorKind::BrokenPipe
     {
+        return Err(e.into());
+    }
+    if let Some(note) = not_evaluated_line(&report.not_evaluated) {
         eprintln!("computeguard: {note}");
     }
     if let Some(path) = &args.write_baseline {
@@ -235,8 +245,23 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         );
     }
     if args.fail_on_unresolved && report.summary.unresolved > 0 {
+        // The text report lists them above; in the other formats they are in the report,
+        // which CI may keep in a file: listed here too, so the log says which ones.
+        let listed = if args.format == Format::Text {
+            "listed above".to_string()
+        } else {
+            for u in &report.unresolved {
+                eprintln!(
+                    "computeguard: unresolved: {} ({}:{})",
+                    crate::report::clean(&u.message()),
+                    crate::report::clean(&u.file),
+                    u.line
+                );
+            }
+            "listed above and in the report".to_string()
+        };
         anyhow::bail!(
-            "{} fact(s) that rules read are known only at deploy time (listed above), and `--fail-on-unresolved` is set",
+            "{} fact(s) that rules read are known only at deploy time ({listed}), and `--fail-on-unresolved` is set",
             report.summary.unresolved
         );
     }
@@ -254,35 +279,47 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
 }
 
 /// The rules that judge against the subscription's own facts and had none to judge
-/// with, in one line: said once per run, so that silence is never read as a pass.
-fn not_evaluated(config: &crate::config::Config, report: &Report) -> Option<String> {
+/// with: every format says so, so that silence is never read as a pass.
+fn not_evaluated(config: &crate::config::Config, report: &Report) -> Vec<NotEvaluated> {
     let context = &config.context;
     let wanted = [
         (
             "sku-available-in-region",
             context.skus.is_empty(),
             "azure.skus",
+            "az vm list-skus output",
         ),
         (
             "quota-sufficient",
             context.usage.is_empty() && context.ml_usage.is_empty(),
             "azure.usage",
+            "az vm list-usage output",
         ),
     ];
-    let missing: Vec<(&str, &str)> = wanted
+    wanted
         .iter()
-        .filter(|(rule, missing, _)| {
+        .filter(|(rule, missing, _, _)| {
             *missing
                 && report.rules.iter().any(|r| r.id == *rule)
                 && config.rules.get(*rule) != Some(&computeguard_policyset::Level::Off)
         })
-        .map(|(rule, _, key)| (*rule, *key))
-        .collect();
-    if missing.is_empty() {
+        .map(|(rule, _, key, what)| NotEvaluated {
+            rule: (*rule).to_string(),
+            needs: (*key).to_string(),
+            message: format!(
+                "{rule} was not evaluated: the configuration names no `{key}` ({what}; docs/catalog.md)"
+            ),
+        })
+        .collect()
+}
+
+/// The rules of [`not_evaluated`] in one line, for standard error.
+fn not_evaluated_line(list: &[NotEvaluated]) -> Option<String> {
+    if list.is_empty() {
         return None;
     }
-    let rules: Vec<&str> = missing.iter().map(|(r, _)| *r).collect();
-    let keys: Vec<String> = missing.iter().map(|(_, k)| format!("`{k}`")).collect();
+    let rules: Vec<&str> = list.iter().map(|n| n.rule.as_str()).collect();
+    let keys: Vec<String> = list.iter().map(|n| format!("`{}`", n.needs)).collect();
     Some(format!(
         "{} not evaluated: the configuration names no {} (az vm list-skus / list-usage output; docs/catalog.md)",
         match rules.as_slice() {

@@ -45,7 +45,8 @@ settings: {}
 
 # Findings to ignore: a rule, the files (globs relative to this file), optionally
 # a JSON pointer (for JSON files, which cannot carry inline comments), and why.
-# Inline, in YAML, Terraform or Bicep: `# computeguard:ignore RULE REASON`.
+# Inline, in YAML, Terraform or Bicep, a comment on the line before the finding:
+# `# computeguard:ignore RULE-ID REASON` (this one, inside a comment, is only an example).
 # default for ignore: []
 ignore: []
 #  - rule: min-nodes-zero
@@ -55,6 +56,45 @@ ignore: []
 #    paths: ["arm/gpu-vm.json"]
 #    pointer: /resources/0/properties/hardwareProfile/vmSize
 #    reason: replaced by the Q3 migration
+
+# VM size catalog overlays (docs/catalog.md): facts that add to or correct the
+# built-in catalog, applied in order, relative to this file or oci:// references.
+# default for catalog: [] (the built-in catalog only)
+catalog: []
+#  - overlays/azure-2026-11.yaml
+
+# The subscription's own facts, as `az` prints them, for the rules
+# sku-available-in-region and quota-sufficient (without them those two rules are
+# not evaluated, and every output format says so).
+# default for azure: none: the rules that need them are not evaluated
+# azure:
+#   skus: [eastus-skus.json]        # az vm list-skus --all -o json
+#   usage:
+#     eastus: eastus-usage.json     # az vm list-usage --location eastus -o json
+#   mlUsage:
+#     eastus: eastus-ml-usage.json  # az ml compute list-usage --location eastus -o json
+
+# The admission webhook (`computeguard serve`); `check` ignores it. Every key is
+# in docs/configuration.md, "webhook".
+# default for webhook: enforcement by severity, failurePolicy: Fail, no exclusions, no mutations, 3 MiB / 2 s limits
+webhook: {}
+#  dryRun: false
+#  failurePolicy: Fail
+#  enforcement: {}
+#  exclude: {namespaces: [], labels: {}}
+
+# Signatures that oci:// policies and overlays must carry (docs/distribution.md).
+# Absent: no signature is required; present without `require`: every oci://
+# reference must be signed by one of the keys.
+# default for verify: none: oci:// references need no signature
+# verify:
+#   keys: [keys/cosign.pub]
+#   require: ["oci://myacr.azurecr.io/*"]
+
+# Registries reached over plain HTTP.
+# default for registries: [] (loopback registries only)
+registries:
+  insecure: []
 "#;
 
 #[derive(clap::Args, Debug)]
@@ -94,6 +134,10 @@ mod tests {
         assert!(c.regions_allowed.is_empty() && c.allowed_geographies.is_empty());
         assert!(c.rules.is_empty() && c.policies.is_empty() && c.settings.is_empty());
         assert!(c.ignore.is_empty());
+        // The example suppression is prose inside a comment, not a directive.
+        let d =
+            crate::suppress::Directives::parse(std::path::Path::new("computeguard.yaml"), TEMPLATE);
+        assert_eq!(d.all().count(), 0);
         Ok(())
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::commands::ListFormat;
 use crate::{Outcome, load_config, policies};
+use std::io::Write as _;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -52,6 +53,9 @@ pub fn run(args: RulesArgs) -> anyhow::Result<Outcome> {
     ));
     rows.sort();
     let c = crate::report::clean;
+    // Written, not printed: a reader that stops early (`| head`) closes the pipe, and
+    // that is the end of the list, not a crash (exit 0, as ripgrep does).
+    let mut out = std::io::stdout().lock();
     match args.format {
         ListFormat::Json => {
             let list: Vec<serde_json::Value> = rows
@@ -63,18 +67,19 @@ pub fn run(args: RulesArgs) -> anyhow::Result<Outcome> {
                     })
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&list)?);
+            writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
         }
         ListFormat::Text => {
             let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
             for (id, severity, policy, description) in &rows {
                 // Policy text is untrusted: escaped for the terminal.
-                println!(
+                writeln!(
+                    out,
                     "{:width$}  {severity:7}  {}  {}",
                     c(id),
                     c(policy),
                     c(description)
-                );
+                )?;
             }
         }
     }

@@ -63,6 +63,15 @@ impl Report {
                 esc_data(&clean(&s.reason))
             )?;
         }
+        // Rules that ran on no resource: a notice on the run, with no file.
+        for n in &self.not_evaluated {
+            writeln!(
+                out,
+                "::notice title={}::{}",
+                esc_prop(&clean(&format!("computeguard {} not evaluated", n.rule))),
+                esc_data(&clean(&n.message))
+            )?;
+        }
         Ok(())
     }
 }

@@ -177,7 +177,12 @@ fn summary(out: &mut String, report: &Report) {
     let s = &report.summary;
     let verdict = if s.errors > 0 || s.failed_files > 0 {
         "fail"
-    } else if s.warnings > 0 || s.unchecked > 0 || s.unresolved > 0 || s.files == 0 {
+    } else if s.warnings > 0
+        || s.unchecked > 0
+        || s.unresolved > 0
+        || s.files == 0
+        || !report.not_evaluated.is_empty()
+    {
         "warn"
     } else {
         "pass"
@@ -210,7 +215,10 @@ fn summary(out: &mut String, report: &Report) {
     if s.unresolved > 0 {
         card("w", s.unresolved, "unresolved facts");
     }
-    card("", s.skipped_files, "files skipped");
+    if !report.not_evaluated.is_empty() {
+        card("w", report.not_evaluated.len(), "rules not evaluated");
+    }
+    card("", report.skipped_whole_files(), "other files skipped");
     out.push_str("</dl><p>");
     let _ = write!(out, "As of <b>{}</b>; ", esc(&s.as_of));
     match &s.config_file {
@@ -330,12 +338,20 @@ fn blind_spots(out: &mut String, report: &Report) {
         out.push_str("</tbody></table></section>");
     }
     let unchecked: Vec<_> = report.unchecked().collect();
-    if !unchecked.is_empty() || !report.unresolved.is_empty() {
+    if !unchecked.is_empty() || !report.unresolved.is_empty() || !report.not_evaluated.is_empty() {
         let _ = write!(
             out,
-            "<section id=\"blind\"><h2>Blind spots ({})</h2><p>What no rule judged: input computeguard could not read, and facts known only at deploy time.</p><table><thead><tr><th>where</th><th>what</th></tr></thead><tbody>",
-            unchecked.len() + report.unresolved.len()
+            "<section id=\"blind\"><h2>Blind spots ({})</h2><p>What no rule judged: input computeguard could not read, facts known only at deploy time, and rules that had no facts of the subscription to judge with.</p><table><thead><tr><th>where</th><th>what</th></tr></thead><tbody>",
+            unchecked.len() + report.unresolved.len() + report.not_evaluated.len()
         );
+        for n in &report.not_evaluated {
+            let _ = write!(
+                out,
+                "<tr><td><code>{}</code></td><td>not evaluated: {}</td></tr>",
+                esc(&n.rule),
+                esc(&n.message)
+            );
+        }
         for s in unchecked {
             let _ = write!(
                 out,

@@ -4,6 +4,12 @@
 //! are `<skipped>`, files that could not be checked are `<error>`s, a skipped file
 //! (or unchecked document) is a `<skipped>` case with the reason, and a clean
 //! file is one passing case, so the report counts every file checked.
+//!
+//! Blind spots are cases too, never a pass: each unresolved fact is a case in its
+//! file's suite, a `<failure>` with `--fail-on-unresolved` (which makes the run exit 2)
+//! and `<skipped>` without; a file or document that could not be checked is a
+//! `<failure>` with `--fail-on-skipped`; and each rule that was not evaluated (no
+//! `azure:` facts) is a `<skipped>` case of a suite named `computeguard`.
 
 use super::{Finding, RenderOptions, Report, SkipKind};
 use std::collections::BTreeMap;
@@ -33,6 +39,7 @@ struct Suite<'a> {
     findings: Vec<&'a Finding>,
     errors: Vec<&'a super::FileError>,
     skipped: Vec<&'a super::Skipped>,
+    unresolved: Vec<&'a super::Unresolved>,
 }
 
 fn case_name(f: &Finding) -> String {
@@ -57,6 +64,13 @@ pub fn render(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> std
     }
     for s in &report.skipped {
         suites.entry(s.file.as_str()).or_default().skipped.push(s);
+    }
+    for u in &report.unresolved {
+        suites
+            .entry(u.file.as_str())
+            .or_default()
+            .unresolved
+            .push(u);
     }
     let mut body = String::new();
     let (mut tests, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
@@ -115,7 +129,6 @@ pub fn render(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> std
         }
         for s in &suite.skipped {
             t += 1;
-            sk += 1;
             let name = match s.line {
                 Some(line) => format!("document at line {line} skipped"),
                 None => "file skipped".to_string(),
@@ -127,12 +140,53 @@ pub fn render(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> std
                 SkipKind::Module => "module checked through its callers",
                 SkipKind::OtherFile => "not an input",
             };
-            cases.push_str(&format!(
-                "    <testcase classname=\"{file_x}\" name=\"{}\" file=\"{file_x}\" line=\"{}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+            let message = xml_escape(&format!("{kind}: {}", s.reason));
+            let attrs = format!(
+                "classname=\"{file_x}\" name=\"{}\" file=\"{file_x}\" line=\"{}\"",
                 xml_escape(&name),
-                s.line.unwrap_or(0),
-                xml_escape(&format!("{kind}: {}", s.reason))
-            ));
+                s.line.unwrap_or(0)
+            );
+            if s.kind == SkipKind::Unchecked && opts.fail_on_skipped {
+                fl += 1;
+                cases.push_str(&format!(
+                    "    <testcase {attrs}>\n      <failure type=\"not-checked\" message=\"{message}\">{}</failure>\n    </testcase>\n",
+                    xml_escape(&format!("{}: not checked, and --fail-on-skipped is set: {}", s.place(), s.reason))
+                ));
+            } else {
+                sk += 1;
+                cases.push_str(&format!(
+                    "    <testcase {attrs}>\n      <skipped message=\"{message}\"/>\n    </testcase>\n"
+                ));
+            }
+        }
+        for u in &suite.unresolved {
+            t += 1;
+            let attrs = format!(
+                "classname=\"{file_x}\" name=\"{}\" file=\"{file_x}\" line=\"{}\"",
+                xml_escape(&format!(
+                    "unresolved at line {}: {} {}",
+                    u.line, u.display, u.field
+                )),
+                u.line
+            );
+            let message = xml_escape(&format!("unresolved: {}", u.message()));
+            if opts.fail_on_unresolved {
+                fl += 1;
+                cases.push_str(&format!(
+                    "    <testcase {attrs}>\n      <failure type=\"unresolved\" message=\"{message}\">{}</failure>\n    </testcase>\n",
+                    xml_escape(&format!(
+                        "{}:{}: {}\n  = --fail-on-unresolved is set: give the value in the checked files (a default, a var or parameter file) or drop the flag",
+                        u.file,
+                        u.line,
+                        u.message()
+                    ))
+                ));
+            } else {
+                sk += 1;
+                cases.push_str(&format!(
+                    "    <testcase {attrs}>\n      <skipped message=\"{message}\"/>\n    </testcase>\n"
+                ));
+            }
         }
         if t == 0 {
             t = 1;
@@ -147,6 +201,23 @@ pub fn render(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> std
         failures += fl;
         errors += er;
         skipped += sk;
+    }
+    if !report.not_evaluated.is_empty() {
+        // Rules that ran on no resource: one skipped case each, so the CI summary shows them.
+        let mut cases = String::new();
+        for n in &report.not_evaluated {
+            cases.push_str(&format!(
+                "    <testcase classname=\"computeguard\" name=\"{} not evaluated\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                xml_escape(&n.rule),
+                xml_escape(&n.message)
+            ));
+        }
+        let n = report.not_evaluated.len();
+        body.push_str(&format!(
+            "  <testsuite name=\"computeguard\" tests=\"{n}\" failures=\"0\" errors=\"0\" skipped=\"{n}\">\n{cases}  </testsuite>\n"
+        ));
+        tests += n;
+        skipped += n;
     }
     write!(
         out,

@@ -5,7 +5,9 @@
 //! - One `PolicyReport` per namespace of the Kubernetes objects with findings, named
 //!   `computeguard`; one `ClusterPolicyReport` named `computeguard` for everything else:
 //!   objects without a namespace, Azure resources (the id in `properties.resourceId`),
-//!   files that could not be checked (`result: error`) and blind spots (`result: skip`).
+//!   files that could not be checked (`result: error`) and blind spots (`result: skip`):
+//!   what was not checked, each unresolved fact, and each rule that was not evaluated
+//!   (no `azure:` facts; the rule's own id, `properties.needs` the missing key).
 //! - Each finding is one result: `source: computeguard`, `policy` (the policy's name),
 //!   `rule`, `result` (`fail` for errors, `warn` for warnings and infos), `severity`
 //!   (`high`, `medium`, `info`), the message, the object in `resources`, and where it was
@@ -92,6 +94,18 @@ pub(super) fn list(report: &Report, opts: &RenderOptions) -> Value {
             "category": CATEGORY,
             "message": u.message(),
             "properties": properties,
+            "timestamp": timestamp,
+        }));
+    }
+    for n in &report.not_evaluated {
+        cluster.push(json!({
+            "source": SOURCE,
+            "policy": NAME,
+            "rule": n.rule,
+            "result": "skip",
+            "category": CATEGORY,
+            "message": n.message,
+            "properties": {"needs": n.needs, "notEvaluated": "true"},
             "timestamp": timestamp,
         }));
     }

@@ -3,7 +3,8 @@
 //! one result per finding with a relative, forward-slash artifact URI and a start
 //! line. Suppressed findings (with `--show-suppressed`) carry `suppressions[]`, so
 //! code scanning shows them as dismissed instead of open. Files that could not be
-//! checked and skipped files are `invocations[0].toolExecutionNotifications`.
+//! checked, skipped files and rules that were not evaluated (no `azure:` facts, with
+//! the rule as `associatedRule`) are `invocations[0].toolExecutionNotifications`.
 
 use super::fingerprint::{fingerprint, normalize_path};
 use super::{Finding, RenderOptions, Report, RuleDoc, Severity, SkipKind, SuppressionKind};
@@ -163,6 +164,17 @@ pub fn log(report: &Report, opts: &RenderOptions) -> Value {
             "locations": [location(&s.file, s.line.unwrap_or(0), 0)],
             "properties": {"kind": s.kind},
         })
+    }));
+    notifications.extend(report.not_evaluated.iter().map(|n| {
+        let mut v = json!({
+            "level": "warning",
+            "message": {"text": n.message},
+            "properties": {"kind": "not-evaluated", "needs": n.needs},
+        });
+        if let Some(i) = rules.iter().position(|r| r.id == n.rule) {
+            v["associatedRule"] = json!({"id": n.rule, "index": i});
+        }
+        v
     }));
     json!({
         "$schema": SCHEMA,

@@ -200,7 +200,7 @@ impl Report {
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut line = format!(
-            "{}, {}, {} in {} ({}, {})",
+            "{}, {}, {} in {} read ({}, {})",
             plural(s.errors, "error", "errors"),
             plural(s.warnings, "warning", "warnings"),
             plural(s.infos, "info", "infos"),
@@ -221,7 +221,19 @@ impl Report {
             ));
         }
         if s.unchecked > 0 {
-            line.push_str(&format!("; {} not checked (listed above)", s.unchecked));
+            // Files and documents apart: "1 not checked" alone does not say of what.
+            let files = self.unchecked().filter(|x| x.line.is_none()).count();
+            let documents = s.unchecked - files;
+            let what = match (files, documents) {
+                (f, 0) => plural(f, "file", "files"),
+                (0, d) => plural(d, "document", "documents"),
+                (f, d) => format!(
+                    "{} and {}",
+                    plural(f, "file", "files"),
+                    plural(d, "document", "documents")
+                ),
+            };
+            line.push_str(&format!("; {what} not checked (listed above)"));
         }
         if s.unresolved > 0 {
             line.push_str(&format!(
@@ -229,15 +241,40 @@ impl Report {
                 plural(s.unresolved, "fact", "facts")
             ));
         }
-        // The unchecked ones are listed above; the hint is for the others.
-        let others = self
-            .skipped
-            .iter()
-            .any(|x| x.kind != SkipKind::Unchecked && x.line.is_none());
-        if s.skipped_files > 0 && !verbose && others {
+        // The other skipped files by why, so that no count reads as a share of another.
+        let count = |kind: SkipKind| {
+            self.skipped
+                .iter()
+                .filter(|x| x.kind == kind && x.line.is_none())
+                .count()
+        };
+        let parts: Vec<String> = [
+            (SkipKind::NoResources, "with no compute resources"),
+            (
+                SkipKind::Variables,
+                "of Terraform variables (applied to their folder)",
+            ),
+            (
+                SkipKind::Module,
+                "of Terraform modules (checked through their callers)",
+            ),
+            (SkipKind::OtherFile, "computeguard does not read"),
+        ]
+        .into_iter()
+        .filter_map(|(kind, what)| {
+            let n = count(kind);
+            (n > 0).then(|| format!("{} {what}", plural(n, "file", "files")))
+        })
+        .collect();
+        if !parts.is_empty() {
             line.push_str(&format!(
-                "; {} skipped (--verbose lists them)",
-                plural(s.skipped_files, "file", "files")
+                "; skipped ({}): {}",
+                if verbose {
+                    "listed above"
+                } else {
+                    "--verbose lists them"
+                },
+                parts.join(", ")
             ));
         }
         line.push_str(&format!("; as of {}", s.as_of));
@@ -247,7 +284,12 @@ impl Report {
         }
         let code = if s.errors > 0 || s.failed_files > 0 {
             "1;31"
-        } else if s.warnings > 0 || s.unchecked > 0 || s.unresolved > 0 || s.files == 0 {
+        } else if s.warnings > 0
+            || s.unchecked > 0
+            || s.unresolved > 0
+            || s.files == 0
+            || !self.not_evaluated.is_empty()
+        {
             "1;33"
         } else {
             "1;32"
