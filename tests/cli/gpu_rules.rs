@@ -45,9 +45,8 @@ fn found(dir: &Path, files: &[&str], rules: &[&str]) -> Vec<(String, String, u64
 }
 
 /// Azure ML usage (the REST specs' Usages - List example: 10 of Azure ML's regional 24
-/// dedicated vCPUs free in eastus) and the eastus SKU list.
-const ML_CONFIG: &str =
-    "asOf: 2026-11-22\nazure:\n  skus: [skus.json]\n  mlUsage:\n    eastus: ml-usage.json\n";
+/// dedicated vCPUs free in eastus), the eastus SKU list, and the workspace's region.
+const ML_CONFIG: &str = "asOf: 2026-11-22\nazure:\n  workspaceRegion: eastus\n  skus: [skus.json]\n  mlUsage:\n    eastus: ml-usage.json\n";
 
 fn ml_folder(files: &[(&str, String)]) -> tempfile::TempDir {
     let mut all = vec![
@@ -61,12 +60,11 @@ fn ml_folder(files: &[(&str, String)]) -> tempfile::TempDir {
 /// A managed online deployment needs `ceil(1.2 x instances) x vCPUs` of Azure ML quota:
 /// the real Triton deployment (one Standard_NC4as_T4_v3, 4 vCPUs) fits the 10 free vCPUs
 /// as 4 but not as two instances (8), and the message states the reservation. The
-/// deployment YAML has no region (it takes its workspace's); these copies state it with
-/// `location`.
+/// deployment YAML has no region: it takes its workspace's, `azure.workspaceRegion`.
 #[test]
 fn azure_ml_reserves_twenty_percent_for_managed_online_deployments() {
     let triton = fixture("azureml/online-deployment-triton-nc4as-t4-v3.yaml");
-    let one = format!("{}\nlocation: eastus\n", triton.trim_end());
+    let one = triton.clone();
     let two = one.replace("instance_count: 1", "instance_count: 2");
     assert_ne!(one, two, "the fixture declares one instance");
     let dir = ml_folder(&[("one.yaml", one), ("two.yaml", two)]);
@@ -102,10 +100,7 @@ fn azure_ml_reserves_twenty_percent_for_managed_online_deployments() {
 #[test]
 fn exempt_sizes_need_no_reservation() {
     let llama = fixture("azureml/online-deployment-llama3-70b-nc48ads-a100.yml");
-    let dir = ml_folder(&[(
-        "llama.yml",
-        format!("{}\nlocation: eastus\n", llama.trim_end()),
-    )]);
+    let dir = ml_folder(&[("llama.yml", llama.clone())]);
     let out = found(dir.path(), &["llama.yml"], &["quota-sufficient"]);
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0].1, "warning");
@@ -117,28 +112,32 @@ fn exempt_sizes_need_no_reservation() {
         ),
         "{out:?}"
     );
-    // An overlay can take the exemption away (a workspace on an older list): then 96.
-    let overlay = "kind: CatalogOverlay\nskus:\n  - name: Standard_NC48ads_A100_v4\n    \
-                   source: test\n    azureMlSkipReservation: false\n";
-    let dir = folder(
-        &format!("{ML_CONFIG}catalog: [overlay.yaml]\n"),
-        &[
-            ("skus.json", fixture("context/ml/eastus-skus.json")),
-            ("ml-usage.json", fixture("context/ml/eastus-ml-usage.json")),
-            ("overlay.yaml", overlay.to_string()),
-            (
-                "llama.yml",
-                format!("{}\nlocation: eastus\n", llama.trim_end()),
-            ),
-        ],
-    );
-    let out = found(dir.path(), &["llama.yml"], &["quota-sufficient"]);
-    assert!(
-        out.len() == 1
-            && out[0]
-                .3
-                .contains("ceil(1.2 x 1) = 2 instances x 48 vCPUs = 96 vCPUs"),
-        "{out:?}"
+    // The exemption is catalog data: `catalog show` gives it with its origin, and an
+    // overlay can take it away (a workspace on an older list).
+    let show = |args: &[&str]| -> String {
+        let dir = folder(
+            "asOf: 2026-11-22\n",
+            &[(
+                "overlay.yaml",
+                "kind: CatalogOverlay\nskus:\n  - name: Standard_NC48ads_A100_v4\n    \
+                 source: an older SKU list\n    azureMlSkipReservation: false\n"
+                    .to_string(),
+            )],
+        );
+        let mut all = vec!["catalog", "show", "Standard_NC48ads_A100_v4"];
+        all.extend_from_slice(args);
+        let out = run_in(dir.path(), &all).expect("run");
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .find(|l| l.trim_start().starts_with("azureMlSkipReservation"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    assert_eq!(show(&[]), "azureMlSkipReservation true built-in");
+    assert_eq!(
+        show(&["--catalog", "overlay.yaml"]),
+        "azureMlSkipReservation false overlay overlay.yaml: an older SKU list"
     );
 }
 
@@ -147,7 +146,8 @@ fn exempt_sizes_need_no_reservation() {
 #[test]
 fn reservation_of_a_size_of_unknown_vcpus_is_unresolved() {
     let triton = fixture("azureml/online-deployment-triton-nc4as-t4-v3.yaml");
-    let text = format!("{}\nlocation: eastus\n", triton.trim_end())
+    let text = triton
+        .clone()
         .replace("STANDARD_NC4AS_T4_V3", "Standard_E4s_v3");
     let dir = ml_folder(&[("e4.yaml", text)]);
     let out = found(dir.path(), &["e4.yaml"], &["quota-sufficient"]);
@@ -292,5 +292,148 @@ fn mig_pools_need_a_linux_os_sku_aks_supports() {
                 .2
                 .contains("whether AKS supports MIG there is unknown"),
         "{new:?}"
+    );
+}
+
+/// (rule, severity, file, line, message) of `rules` for `files` of tests/fixtures/gpu-stack.
+fn stack(files: &[&str], rules: &[&str]) -> Vec<(String, String, String, u64, String)> {
+    let dir = fixtures().join("gpu-stack");
+    let mut args = vec!["check", "--as-of", "2026-11-22", "--format", "json"];
+    args.extend_from_slice(files);
+    let out = run_in(&dir, &args).expect("run");
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| rules.contains(&f["rule"].as_str().unwrap_or_default()))
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or_default().to_string(),
+                f["severity"].as_str().unwrap_or_default().to_string(),
+                f["file"].as_str().unwrap_or_default().to_string(),
+                f["line"].as_u64().unwrap_or(0),
+                f["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// One owner of the GPU driver, judged across the files of the change: a pool with the
+/// driver off needs the GPU Operator (or a driver DaemonSet) somewhere in the change; a
+/// pool where AKS installs it must not also get the operator's driver.
+#[test]
+fn the_gpu_driver_has_one_owner_across_the_change() {
+    let rules = ["gpu-driver-ownership"];
+    let alone = stack(&["gpu-nodepool-driver-none.bicep"], &rules);
+    assert_eq!(alone.len(), 1, "{alone:?}");
+    let (_, severity, file, line, message) = &alone[0];
+    assert_eq!(
+        (severity.as_str(), file.as_str(), *line),
+        ("warning", "gpu-nodepool-driver-none.bicep", 22),
+        "at `driver: 'None'`: {message}"
+    );
+    assert!(
+        message.starts_with(
+            "AKS node pool gpu turns the GPU driver off (gpuDriver None) and nothing in this \
+             change installs one"
+        ),
+        "{message}"
+    );
+    // The GPU Operator in another file of the change installs it: one owner.
+    assert_eq!(
+        stack(
+            &["gpu-nodepool-driver-none.bicep", "gpu-operator.tf"],
+            &rules
+        ),
+        Vec::new()
+    );
+    // AKS installs it (the default) and so does the operator: two owners, at the size.
+    for other in ["gpu-operator.tf", "cluster-policy.yaml"] {
+        let two = stack(&["gpu-nodepool-default-driver.bicep", other], &rules);
+        assert_eq!(two.len(), 1, "{other}: {two:?}");
+        assert_eq!((two[0].1.as_str(), two[0].3), ("warning", 11), "{two:?}");
+        assert!(
+            two[0]
+                .4
+                .contains("lets AKS install the GPU driver (the default) and ")
+                && two[0]
+                    .4
+                    .contains("installs it too (driver.enabled is on): two owners"),
+            "{two:?}"
+        );
+    }
+    // The operator with `driver.enabled: false` in its values leaves the driver to AKS.
+    assert_eq!(
+        stack(
+            &[
+                "gpu-nodepool-default-driver.bicep",
+                "gpu-operator-driver-off.tf"
+            ],
+            &rules
+        ),
+        Vec::new()
+    );
+    // Values from a file computeguard does not read: unknown (info), never "installed".
+    let unknown = stack(
+        &[
+            "gpu-nodepool-driver-none.bicep",
+            "gpu-operator-values-file.tf",
+        ],
+        &rules,
+    );
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert_eq!(unknown[0].1, "info");
+    assert!(
+        unknown[0].4.contains(
+            "whether helm_release gpu_operator (chart gpu-operator) installs one is unknown"
+        ),
+        "{unknown:?}"
+    );
+}
+
+/// An autoscaled MIG pool and a workload of the change that requests a MIG slice on it:
+/// the cluster autoscaler does not scale the pool for it.
+#[test]
+fn an_autoscaled_mig_pool_with_mig_workloads_is_reported() {
+    let rules = ["mig-autoscale"];
+    assert_eq!(
+        stack(&["mig-pool.bicep"], &rules),
+        Vec::new(),
+        "no MIG workload"
+    );
+    let both = stack(&["mig-pool.bicep", "mig-job.yaml"], &rules);
+    assert_eq!(both.len(), 1, "{both:?}");
+    let (_, severity, file, line, message) = &both[0];
+    assert_eq!(
+        (severity.as_str(), file.as_str(), *line),
+        ("warning", "mig-pool.bicep", 13),
+        "at enableAutoScaling: {message}"
+    );
+    assert_eq!(
+        message,
+        "AKS node pool gpu autoscales with MIG profile MIG1g and Job \
+         team-b/team-b-job-mig-1g10gb requests nvidia.com/mig-1g.10gb: the cluster autoscaler \
+         counts only nvidia.com/gpu and does not scale the pool for MIG requests \
+         (kubernetes/autoscaler#8095, Azure/AKS#5161); give the pool a fixed node count or \
+         request whole GPUs"
+    );
+    // A workload that selects another pool is not this pool's.
+    let other = std::fs::read_to_string(fixtures().join("gpu-stack/mig-job.yaml"))
+        .expect("job")
+        .replace(
+            "kubernetes.azure.com/agentpool: gpu",
+            "kubernetes.azure.com/agentpool: cpu",
+        );
+    let dir = folder("asOf: 2026-11-22\n", &[("job.yaml", other)]);
+    std::fs::copy(
+        fixtures().join("gpu-stack/mig-pool.bicep"),
+        dir.path().join("mig-pool.bicep"),
+    )
+    .expect("copy");
+    assert_eq!(
+        found(dir.path(), &["mig-pool.bicep", "job.yaml"], &rules),
+        Vec::new()
     );
 }

@@ -1181,6 +1181,10 @@ pub(super) fn read_agent_pool(r: &mut Resource, p: &Value, ptr: &str) {
     }
     let int = |k: &str| p.get(k).and_then(int_of);
     r.autoscale = p.get("enableAutoScaling").and_then(Value::as_bool);
+    if r.autoscale.is_some() {
+        r.fields
+            .insert("autoscale".into(), format!("{ptr}/enableAutoScaling"));
+    }
     if let Some(min) = int("minCount") {
         r.min_nodes = Some(min);
         r.fields
