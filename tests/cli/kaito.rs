@@ -71,26 +71,36 @@ fn real_workspaces_fit_or_are_named_not_judged_with_the_current_kaito_data() {
         workspace("ws-v1alpha1-mistral-7b-nc12s-v3.yaml"),
     ];
     let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-    let found = preset_findings(&refs, None);
-    // The A100 workspaces fit (14.96Gi <= 320Gi, 27.31Gi <= 80Gi): no finding. KAITO's
-    // current SKU table has no V100 size: not judged (info), never a pass in silence.
-    let named: Vec<(&str, u64, &str)> = found
-        .iter()
-        .map(|(f, l, s, _)| (f.as_str(), *l, s.as_str()))
-        .collect();
-    assert_eq!(
-        named,
-        [
-            ("ws-arc-phi-3-medium-4k-nc12s-v3.yaml", 6, "info"),
-            ("ws-phi-3.5-mini-instruct-nc6s-v3.yaml", 6, "info"),
-            ("ws-v1alpha1-mistral-7b-nc12s-v3.yaml", 6, "info"),
-        ],
-        "{found:#?}"
-    );
-    let (_, _, _, message) = &found[1];
+    // The A100 workspaces fit (14.96Gi <= 320Gi, 27.31Gi <= 80Gi): no finding. The V100
+    // ones are on sizes the current KAITO supports at all (kaito-sku-supported says so) and
+    // its SKU table lacks: no fit to judge.
+    assert_eq!(preset_findings(&refs, None), []);
+    let rules = |file: &Path| -> Vec<String> {
+        let (_, r) = check_json(&[file.to_str().expect("path")]);
+        r["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter_map(|f| f["rule"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert!(rules(&files[3]).contains(&"kaito-sku-supported".to_string()));
+
+    // A size KAITO supports but its table does not list (the A10 v4 sizes): not judged,
+    // and said so (info), never a pass in silence.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(workspace("ws-phi-4-nc24ads-a100.yaml"))
+        .expect("workspace")
+        .replace("Standard_NC24ads_A100_v4", "Standard_NC8ads_A10_v4");
+    let a10 = dir.path().join("phi-4-nc8ads-a10-v4.yaml");
+    std::fs::write(&a10, text).expect("write");
+    let found = preset_findings(&[a10.as_path()], None);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let (_, line, severity, message) = &found[0];
+    assert_eq!((*line, severity.as_str()), (6, "info"));
     assert!(
-        message.contains("KAITO's SKU table (kaito-project/kaito@056b828, 2026-08-21) does not list instance type Standard_NC6s_v3")
-            && message.contains("preset phi-3.5-mini-instruct (7.12Gi of GPU memory)"),
+        message.contains("KAITO's SKU table (kaito-project/kaito@056b828, 2026-08-21) does not list instance type Standard_NC8ads_A10_v4")
+            && message.contains("preset phi-4 (27.31Gi of GPU memory)"),
         "{message}"
     );
 }
@@ -109,6 +119,21 @@ fn an_overlay_for_an_older_kaito_judges_the_v100_workspaces_by_its_figures() {
     // At 509f7acd all four fit (32 >= 28, 16 >= 8, 32 >= 14, 320 >= 22 GiB), as the corpus
     // README's verdicts say.
     assert_eq!(preset_findings(&refs, Some(&config)), []);
+    // phi-3-medium-4k (28Gi then) does not fit one V100 (16Gi): judged by those figures.
+    let text = std::fs::read_to_string(workspace("ws-phi-3.5-mini-instruct-nc6s-v3.yaml"))
+        .expect("workspace")
+        .replace("phi-3.5-mini-instruct", "phi-3-medium-4k-instruct");
+    let medium = dir.path().join("phi-3-medium-nc6s-v3.yaml");
+    std::fs::write(&medium, text).expect("write");
+    let found = preset_findings(&[medium.as_path()], Some(&config));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].2, "error");
+    assert!(
+        found[0].3.contains("Insufficient total GPU memory: Instance type Standard_NC6s_v3 has a total of 16Gi, but preset phi-3-medium-4k-instruct requires at least 28Gi (KAITO kaito-project/kaito@509f7ac, 2025-09-11)"),
+        "{found:#?}"
+    );
+    // The current KAITO does not support a V100 at all: no fit to judge.
+    assert_eq!(preset_findings(&[medium.as_path()], None), []);
 }
 
 #[test]

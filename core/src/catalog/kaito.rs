@@ -287,6 +287,8 @@ pub struct Fit {
     pub required_memory: Option<String>,
     /// Total GPU memory the workspace provides (`count x GPU memory`).
     pub provided_memory: Option<String>,
+    /// KAITO's SKU table lists the instance type.
+    pub instance_type_listed: bool,
 }
 
 /// Judges preset `preset` for `mode` (`inference` or `tuning`) on `count` nodes of
@@ -339,6 +341,7 @@ pub fn fit(preset_name: &str, instance_type_name: &str, count: i64, mode: &str) 
         );
         return out;
     };
+    out.instance_type_listed = true;
     let count = count.max(1);
     let gpus = count.saturating_mul(i64::from(t.gpus));
     out.provided_gpus = Some(gpus);

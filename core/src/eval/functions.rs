@@ -131,6 +131,7 @@ fn fit_view(f: catalog::kaito::Fit) -> Cel {
         int(f.provided_gpus),
         opt(f.required_memory),
         opt(f.provided_memory),
+        Cel::Bool(f.instance_type_listed),
     ];
     map(KAITO_FIT_FIELDS.iter().map(|k| key(k)).zip(values))
 }
@@ -162,6 +163,7 @@ pub const KAITO_FIT_FIELDS: &[&str] = &[
     "providedGpus",
     "requiredMemory",
     "providedMemory",
+    "instanceTypeListed",
 ];
 
 #[cfg(test)]

@@ -79,11 +79,23 @@ fn validate(args: ValidateArgs) -> anyhow::Result<Outcome> {
                     .filter(|ch| !ch.new && !ch.facts.is_empty())
                     .count();
                 let n = loaded.overlay.skus.len();
+                // KAITO's figures, when the overlay gives them (kaito-preset-fits).
+                let kaito = loaded.overlay.kaito.as_ref().map_or(String::new(), |k| {
+                    let k = computeguard_policy_core::catalog::kaito::KaitoData::from_json(k);
+                    format!(
+                        "; KAITO {}{}: {} preset(s), {} instance type(s)",
+                        k.version,
+                        if k.replace { ", replacing the built-in data" } else { "" },
+                        k.presets.len(),
+                        k.instance_types.len()
+                    )
+                });
                 writeln!(
                     out,
-                    "{}: valid overlay, {n} size{} ({new} new, {changed} changed)",
+                    "{}: valid overlay, {n} size{} ({new} new, {changed} changed){}",
                     c(&loaded.name),
-                    if n == 1 { "" } else { "s" }
+                    if n == 1 { "" } else { "s" },
+                    c(&kaito)
                 )?;
             }
             Err(problems) => {

@@ -151,6 +151,18 @@ pub fn run_show(args: ShowArgs) -> anyhow::Result<Outcome> {
     {
         return show_preset(&mut out, p, args.format);
     }
+    if catalog::sku(&args.size).is_none() && !catalog::sku_well_formed(&args.size) {
+        anyhow::bail!(
+            "`{}` is neither a VM size nor a KAITO preset of {}{}",
+            args.size,
+            kaito::active().version,
+            if loaded.is_empty() {
+                ""
+            } else {
+                " (with the overlays given)"
+            }
+        );
+    }
     let f = catalog::sku(&args.size).ok_or_else(|| unknown(&args.size, !loaded.is_empty()))?;
     let kaito_row = kaito::instance_type(f.name);
     let builtin = !facts::added(f);
