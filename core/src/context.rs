@@ -226,7 +226,9 @@ pub fn fill_workspace_region(resources: &mut [crate::compute::Resource]) {
     };
     for r in resources.iter_mut().filter(|r| takes_workspace_region(r)) {
         r.parent_region = Some(region.to_string());
-        r.parent = Some(format!("Azure ML workspace in {region} (azure.workspaceRegion)"));
+        r.parent = Some(format!(
+            "Azure ML workspace in {region} (azure.workspaceRegion)"
+        ));
     }
 }
 

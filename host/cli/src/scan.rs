@@ -967,7 +967,9 @@ impl Scan<'_> {
                 // subscription's facts to judge it by and no region for it, say so.
                 let azure = &self.config.context;
                 if azure.workspace_region.is_none()
-                    && !(azure.skus.is_empty() && azure.usage.is_empty() && azure.ml_usage.is_empty())
+                    && !(azure.skus.is_empty()
+                        && azure.usage.is_empty()
+                        && azure.ml_usage.is_empty())
                     && computeguard_policy_core::context::takes_workspace_region(r)
                 {
                     facts.push(OpenFact {

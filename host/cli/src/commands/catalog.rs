@@ -85,7 +85,11 @@ fn validate(args: ValidateArgs) -> anyhow::Result<Outcome> {
                     format!(
                         "; KAITO {}{}: {} preset(s), {} instance type(s)",
                         k.version,
-                        if k.replace { ", replacing the built-in data" } else { "" },
+                        if k.replace {
+                            ", replacing the built-in data"
+                        } else {
+                            ""
+                        },
                         k.presets.len(),
                         k.instance_types.len()
                     )
