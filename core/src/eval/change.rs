@@ -13,7 +13,9 @@
 //! object (`nvidia.com/*`), or its Helm chart `gpu-operator` deployed by Terraform
 //! (`helm_release`), Flux (`HelmRelease`), Argo CD (`Application`) or the k3s/RKE2 Helm
 //! controller (`HelmChart`); its driver is on unless `driver.enabled` is false (the chart's
-//! default is true). Values that cannot be read (an expression, a values file) leave the
+//! default is true). The Flux, Argo CD, k3s and driver `DaemonSet` forms are compiled for the
+//! host only (`check` reads them in every file), not into the policy component, whose size
+//! is budgeted. Values that cannot be read (an expression, a values file) leave the
 //! driver's state unknown (`driverEnabled: null`), never off.
 
 use crate::compute::Resource;
@@ -267,6 +269,10 @@ fn kubernetes_installers(doc: &Value, out: &mut Vec<DriverInstaller>) {
                 true,
                 Some(true),
             )),
+            // Objects that deploy the chart: read by `check` in the files of a change; the
+            // policy component leaves them out (its size), the webhook seldom sees them
+            // next to a pool.
+            #[cfg(not(target_family = "wasm"))]
             ("helm.toolkit.fluxcd.io", "HelmRelease") => {
                 let chart = o
                     .at("/spec/chart/spec/chart")
@@ -289,6 +295,7 @@ fn kubernetes_installers(doc: &Value, out: &mut Vec<DriverInstaller>) {
                     )
                 })
             }
+            #[cfg(not(target_family = "wasm"))]
             ("argoproj.io", "Application") => {
                 let sources: Vec<&Value> = o
                     .at("/spec/source")
@@ -332,6 +339,7 @@ fn kubernetes_installers(doc: &Value, out: &mut Vec<DriverInstaller>) {
                     })
                 })
             }
+            #[cfg(not(target_family = "wasm"))]
             ("helm.cattle.io", "HelmChart") => {
                 let chart = o.at("/spec/chart").and_then(Value::as_str).unwrap_or("");
                 is_gpu_operator_chart(chart).then(|| {
@@ -357,7 +365,9 @@ fn kubernetes_installers(doc: &Value, out: &mut Vec<DriverInstaller>) {
             });
             continue;
         }
-        // A DaemonSet running NVIDIA's driver container installs the driver itself.
+        // A DaemonSet running NVIDIA's driver container installs the driver itself (read by
+        // `check`; not in the policy component, for its size).
+        #[cfg(not(target_family = "wasm"))]
         if kind == "DaemonSet" {
             let images: Vec<&str> = [
                 "/spec/template/spec/containers",
