@@ -300,6 +300,79 @@ fn a_tfvars_named_on_the_command_line_is_a_var_file_and_undeclared_names_are_war
     Ok(())
 }
 
+#[test]
+fn module_instances_are_checked_and_a_value_passed_down_is_listed_at_the_root_variable()
+-> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let write = |rel: &str, text: &str| -> std::io::Result<()> {
+        let path = dir.path().join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, text)
+    };
+    write(
+        "root/main.tf",
+        r#"variable "pools" {
+  default = { a = { vm_size = "Standard_NC6" }, b = { vm_size = "Standard_NC24ads_A100_v4" } }
+}
+variable "root_size" {}
+
+module "pool" {
+  source   = "../box"
+  for_each = var.pools
+  size     = each.value.vm_size
+}
+
+module "outer" {
+  source = "../outer"
+  size   = var.root_size
+}
+"#,
+    )?;
+    write(
+        "outer/main.tf",
+        "variable \"size\" {}\nmodule \"inner\" {\n  source = \"../box\"\n  size   = var.size\n}\n",
+    )?;
+    write(
+        "box/main.tf",
+        "variable \"size\" {}\nresource \"azurerm_machine_learning_compute_instance\" \"dev\" {\n  virtual_machine_size = var.size\n}\n",
+    )?;
+    let root = dir.path().join("root").display().to_string();
+    let (code, report) = check_json(&[&root]);
+    assert_eq!(code, 1, "{report:#}");
+    let retired: Vec<(&str, u64)> = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["ruleId"] == "sku-retired" || f["rule"] == "sku-retired")
+        .filter_map(|f| Some((f["resource"]["name"].as_str()?, f["line"].as_u64()?)))
+        .collect();
+    assert_eq!(
+        retired,
+        [(
+            r#"module.pool["a"].azurerm_machine_learning_compute_instance.dev"#,
+            3
+        )],
+        "{report:#}"
+    );
+    let unresolved = &report["unresolved"];
+    assert_eq!(unresolved.as_array().map(Vec::len), Some(1), "{report:#}");
+    let u = &unresolved[0];
+    assert_eq!(u["file"], format!("{root}/main.tf"));
+    assert_eq!(u["line"], 14);
+    assert_eq!(u["expression"], "${var.root_size}");
+    assert_eq!(
+        u["resource"]["name"],
+        "module.outer.module.inner.azurerm_machine_learning_compute_instance.dev"
+    );
+    assert_eq!(
+        u["display"],
+        "Azure ML compute instance dev of module.outer.module.inner (its `var.size`)"
+    );
+    Ok(())
+}
+
 fn unresolved_count(report: &serde_json::Value) -> serde_json::Value {
     serde_json::Value::from(report["unresolved"].as_array().map_or(0, Vec::len))
 }

@@ -36,7 +36,8 @@ pub fn json(data: &[u8]) {
 }
 
 /// Fuzz body for [`decode_hcl`] and [`TerraformVariables`]: the decoded value is also valid
-/// JSON syntax (it survives [`decode_json`] unchanged) and variable resolution terminates.
+/// JSON syntax (it survives [`decode_json`] unchanged), and resolution (variables, locals,
+/// resources, `count`/`for_each` instances) terminates and keeps every node located.
 pub fn hcl(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -60,7 +61,12 @@ pub fn hcl(data: &[u8]) {
     let mut variables = TerraformVariables::default();
     variables.add_defaults(&document.value);
     variables.add_tfvars(&document.value);
-    variables.resolve(&mut document.value);
+    variables.resolve(&mut document.value.clone());
+    // Locals, resources and count/for_each instances: bounded, and every instance is
+    // located.
+    variables.add_module([&document.value]);
+    variables.resolve_document(&mut document);
+    check_document(&document, text);
 }
 
 /// Fuzz body for [`decode_bicep`].
