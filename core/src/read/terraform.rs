@@ -674,6 +674,42 @@ mod tests {
             .unwrap_or_default()
     }
 
+    /// A pool's mode, OS SKU and GPU driver: the default node pool is the system pool, a
+    /// separate pool is `user` unless its `mode` says otherwise (azurerm's default).
+    #[test]
+    fn pool_mode_os_sku_and_gpu_driver() {
+        let doc = json!({"resource": {
+            "azurerm_kubernetes_cluster": {"main": {
+                "location": "eastus",
+                "default_node_pool": {"name": "system", "vm_size": "Standard_D4s_v5", "node_count": 2}
+            }},
+            "azurerm_kubernetes_cluster_node_pool": {
+                "gpu": {"kubernetes_cluster_id": "${azurerm_kubernetes_cluster.main.id}",
+                        "vm_size": "Standard_NC24ads_A100_v4", "node_count": 1,
+                        "os_sku": "AzureLinux", "gpu_driver": "None"},
+                "sys2": {"kubernetes_cluster_id": "${azurerm_kubernetes_cluster.main.id}",
+                         "vm_size": "Standard_D4s_v5", "node_count": 1, "mode": "System"},
+                "varmode": {"kubernetes_cluster_id": "${azurerm_kubernetes_cluster.main.id}",
+                            "vm_size": "Standard_D4s_v5", "node_count": 1, "mode": "${var.mode}"}
+            }
+        }});
+        let out = normalize(&doc);
+        let system = by_name(&out, "main/system");
+        assert_eq!(system.pool_mode.as_deref(), Some("system"));
+        let gpu = by_name(&out, "gpu");
+        assert_eq!(gpu.pool_mode.as_deref(), Some("user"), "azurerm's default");
+        assert_eq!(gpu.os_sku.as_deref(), Some("AzureLinux"));
+        assert_eq!(gpu.gpu_driver.as_deref(), Some("none"));
+        assert_eq!(
+            gpu.fields.get("gpuDriver").map(String::as_str),
+            Some("/resource/azurerm_kubernetes_cluster_node_pool/gpu/gpu_driver")
+        );
+        assert_eq!(by_name(&out, "sys2").pool_mode.as_deref(), Some("system"));
+        let varmode = by_name(&out, "varmode");
+        assert_eq!(varmode.pool_mode, None, "an expression is not guessed");
+        assert!(varmode.unresolved.iter().any(|f| f == "poolMode"));
+    }
+
     #[test]
     fn cluster_default_pool_and_node_pool_with_provenance() {
         let doc = json!({"resource": {
