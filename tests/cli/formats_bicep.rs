@@ -515,3 +515,56 @@ fn a_module_whose_file_is_missing_is_a_blind_spot() -> Result<(), Box<dyn std::e
     assert_eq!(report["unresolved"][0]["expression"], "aks.bicep");
     Ok(())
 }
+
+/// The change-wide quota sums read a Bicep template as check does: its parameters file
+/// applied and its module's pool bound to what the call passes (alone, the module file's
+/// size would be unknown and leave the region's total unknown).
+#[test]
+fn quota_sums_follow_bicep_modules_and_parameter_files() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let quota = fixtures().join("context/quota");
+    for f in [
+        "a.bicep",
+        "computeguard.yaml",
+        "eastus-skus.json",
+        "eastus-usage.json",
+    ] {
+        std::fs::copy(quota.join(f), dir.path().join(f))?;
+    }
+    std::fs::create_dir(dir.path().join("modules"))?;
+    std::fs::write(
+        dir.path().join("modules/pool.bicep"),
+        "param size string\nparam nodes int\nparam location string\n\
+         resource aks 'Microsoft.ContainerService/managedClusters@2024-05-01' = {\n  name: 'aks-m'\n  location: location\n  properties: {\n    agentPoolProfiles: [\n      {\n        name: 'gpum'\n        vmSize: size\n        count: nodes\n        nodeTaints: ['sku=gpu:NoSchedule']\n      }\n    ]\n  }\n}\n",
+    )?;
+    std::fs::write(
+        dir.path().join("main.bicep"),
+        "param size string\nmodule pool 'modules/pool.bicep' = {\n  name: 'pool'\n  params: {\n    size: size\n    nodes: 3\n    location: 'eastus'\n  }\n}\n",
+    )?;
+    std::fs::write(
+        dir.path().join("main.parameters.json"),
+        r#"{"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentParameters.json#", "contentVersion": "1.0.0.0", "parameters": {"size": {"value": "Standard_NV6"}}}"#,
+    )?;
+    let out = run_in(dir.path(), &["check", "--format", "json", "."])?;
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("{e}: {} {}", stdout(&out), stderr(&out)))?;
+    let quota: Vec<(String, String)> = list(&report, "findings")
+        .iter()
+        .filter(|f| f["rule"] == "quota-sufficient")
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap_or_default().to_string(),
+                f["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let files: Vec<&str> = quota.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(files, vec!["./a.bicep", "modules/pool.bicep"], "{report:#}");
+    for (_, m) in &quota {
+        assert!(
+            m.contains("this change needs 36 vCPUs of family standardNVFamily in eastus"),
+            "{m}"
+        );
+    }
+    Ok(())
+}

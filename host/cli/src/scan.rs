@@ -107,9 +107,8 @@ struct Via {
     site: String,
     /// The instance label (`gpu`, `gpu[1]`), added to resource names.
     label: String,
-    /// Passed parameters the caller could not know: name and what the call writes.
-    unknown: Vec<(String, String)>,
-    /// For each of them, where the user gives the value: the outermost call that passes it.
+    /// For each passed parameter the caller could not know, where the user gives the value:
+    /// the outermost call that passes it.
     origins: Vec<(String, bicep::Origin)>,
 }
 
@@ -993,7 +992,7 @@ impl Scan<'_> {
                             },
                         },
                         display: match via {
-                            Some(v) => v.describe(&r.display, fact.expression.as_deref()),
+                            Some(v) => v.describe(&r.display),
                             None => r.display.clone(),
                         },
                         field: fact.field,

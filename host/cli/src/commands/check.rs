@@ -87,6 +87,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     // Parameters files named among the paths apply as `--param-file`s do (before them); a
     // `.bicepparam` named alone brings the template it is `using`.
     let (mut param_files, targets) = scan::named_param_files(&paths)?;
+    for p in &args.param_files {
+        param_files.push(scan::read_param_file(p)?);
+    }
     let paths: Vec<PathBuf> = paths.into_iter().chain(targets).collect();
     let (files, skipped) = scan::collect(&paths, args.stdin_filename.as_deref(), max_file_bytes)?;
     // An Azure ML workspace among the files gives its region to the deployments and jobs,
@@ -97,7 +100,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         as_of: as_of.clone(),
         max_file_bytes,
         var_files: Vec::new(),
-        param_files: Vec::new(),
+        param_files: param_files.clone(),
     }
     .workspace_regions(&files);
     if let Some(region) = regions.first().filter(|_| regions.len() == 1) {
@@ -107,9 +110,6 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         memory_limit_mib: args.memory_limit_mib,
     })?;
     let (mut loaded, context) = policies::load_all_with_context(&engine, &config, &args.policies)?;
-    for p in &args.param_files {
-        param_files.push(scan::read_param_file(p)?);
-    }
     // A `.tfvars` named among the paths is a var file too, after the `--var-file`s.
     let mut var_file_paths = args.var_files.clone();
     var_file_paths.extend(scan::named_var_files(&paths));
@@ -126,6 +126,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             &as_of,
             max_file_bytes,
             &var_files,
+            &param_files,
         )?;
     }
     // The rules about AKS pools that look across files (gpu-driver-ownership,
@@ -140,7 +141,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             as_of: as_of.clone(),
             max_file_bytes,
             var_files: var_files.clone(),
-            param_files: Vec::new(),
+            param_files: param_files.clone(),
         }
         .change_facts(&files);
         scan::change::give_to_builtin(&mut loaded, &facts);
@@ -342,6 +343,7 @@ fn judge_quota_together(
     as_of: &str,
     max_file_bytes: u64,
     var_files: &[(std::path::PathBuf, serde_json::Value)],
+    param_files: &[scan::ParamFile],
 ) -> anyhow::Result<()> {
     if context.usage_regions.is_empty()
         || config.rules.get("quota-sufficient") == Some(&computeguard_policyset::Level::Off)
@@ -356,7 +358,7 @@ fn judge_quota_together(
         as_of: as_of.to_string(),
         max_file_bytes,
         var_files: var_files.to_vec(),
-        param_files: Vec::new(),
+        param_files: param_files.to_vec(),
     }
     .declared_quota(files);
     if totals.is_empty() {

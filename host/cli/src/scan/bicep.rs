@@ -30,6 +30,181 @@ use std::path::{Component, Path, PathBuf};
 /// Most bytes of what a registry module receives shown in its unresolved entry.
 const RECEIVED_LIMIT: usize = 600;
 
+/// Decodes inputs for the pre-passes of `check` (the change-wide quota sums, the workspace
+/// region, the cross-file facts) as the evaluation sees them: a Bicep or ARM template with
+/// its parameter files applied and, for Bicep, each instance of a local module it calls as a
+/// document of its own with the call's values bound; a module file that another input calls
+/// gives nothing alone (its instances come with its caller).
+pub struct Expander<'s> {
+    scan: &'s Scan<'s>,
+    called: HashMap<PathBuf, String>,
+}
+
+impl<'s> Scan<'s> {
+    /// The [`Expander`] of `inputs`.
+    pub fn expander(&'s self, inputs: &[Input]) -> Expander<'s> {
+        Expander {
+            scan: self,
+            called: called_modules(inputs),
+        }
+    }
+}
+
+impl Expander<'_> {
+    /// The documents of `input` (whose text is `text`) and the source to read them as.
+    ///
+    /// # Errors
+    ///
+    /// As [`super::decode_for_model`]: the input does not decode (reported by the
+    /// evaluation itself).
+    pub fn decode(
+        &self,
+        input: &Input,
+        text: &str,
+    ) -> Result<(Vec<Document>, super::Source), String> {
+        let scan = self.scan;
+        let path = input.path.as_path();
+        if std::fs::canonicalize(path)
+            .ok()
+            .is_some_and(|p| self.called.contains_key(&p))
+        {
+            return Ok((Vec::new(), super::Source::Bicep));
+        }
+        if is_bicepparam(path) {
+            return match parse_param_file(path, text) {
+                Ok(ParamFile {
+                    using_other: Some(module),
+                    ..
+                }) => Ok((
+                    registry_params_document(path, text, &module)
+                        .into_iter()
+                        .collect(),
+                    super::Source::Bicep,
+                )),
+                _ => Ok((Vec::new(), super::Source::Bicep)),
+            };
+        }
+        let (mut docs, source) = super::decode_for_model(path, text, &scan.var_files)?;
+        let bicep = decode_module_is_bicep(path);
+        let json = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        if !(bicep || json) || docs.len() != 1 {
+            return Ok((docs, source));
+        }
+        if let Some(doc) = docs.first_mut() {
+            if json && is_parameters_json(&doc.value) {
+                return Ok((Vec::new(), source));
+            }
+            scan.apply_param_files(path, &mut doc.value);
+            if bicep {
+                read_known_modules(&mut doc.value);
+            }
+        }
+        if bicep && let Some(root) = docs.first().cloned() {
+            let mut stack = vec![std::fs::canonicalize(path).unwrap_or_default()];
+            self.modules(path, &root, &mut stack, &mut docs);
+        }
+        Ok((docs, source))
+    }
+
+    /// Appends the bound instances of the local modules `doc` (of `path`) calls, nested ones
+    /// too; what cannot be read adds nothing (the evaluation reports it).
+    fn modules(
+        &self,
+        path: &Path,
+        doc: &Document,
+        stack: &mut Vec<PathBuf>,
+        out: &mut Vec<Document>,
+    ) {
+        for call in module_calls(path, path, &doc.value) {
+            let (Some(file), Some(instances)) = (&call.file, instances(&doc.value, &call)) else {
+                continue;
+            };
+            let key = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+            if !file.is_file() || stack.contains(&key) || stack.len() > super::MAX_MODULE_DEPTH {
+                continue;
+            }
+            let input = Input {
+                name: file.display().to_string(),
+                path: file.clone(),
+                text: None,
+            };
+            let Ok(text) = self.scan.read(&input) else {
+                continue;
+            };
+            let Ok(decoded) = decode_module(file, &text) else {
+                continue;
+            };
+            stack.push(key);
+            for (instance, values) in instances {
+                let mut module_doc = decoded.clone();
+                bind_module(&mut module_doc.value, &values, &instance.unknown);
+                if decode_module_is_bicep(file) {
+                    read_known_modules(&mut module_doc.value);
+                    self.modules(file, &module_doc, stack, out);
+                }
+                out.push(module_doc);
+            }
+            stack.pop();
+        }
+    }
+}
+
+/// The document of a `.bicepparam` whose `using` names the registry module `module`: a call
+/// of that module with the file's values (positions: the file's), and the aliases that put
+/// what is found in it at the file's lines.
+fn registry_params_call(
+    path: &Path,
+    text: &str,
+    module: &str,
+) -> Result<(Document, Vec<(String, String)>), DecodeError> {
+    let parsed = decode_bicepparam(text)?;
+    let symbol = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("params")
+        .to_string();
+    let written = &parsed.document.value;
+    let mut value = json!({
+        "parameters": {},
+        "variables": written.get("variables").cloned().unwrap_or(json!({})),
+        "resources": [{
+            "type": "Microsoft.Resources/deployments",
+            "apiVersion": "2022-09-01",
+            "symbolicName": symbol,
+            "module": module,
+            "properties": {
+                "mode": "Incremental",
+                "parameters": written.get("parameters").cloned().unwrap_or(json!({})),
+            },
+        }],
+    });
+    // What the call writes is where the file writes it: `/parameters/...`.
+    const CALL_PARAMS: &str = "/resources/0/properties/parameters";
+    let aliases = read_known_modules(&mut value)
+        .into_iter()
+        .map(|(from, to)| match to.strip_prefix(CALL_PARAMS) {
+            Some(rest) => (from, format!("/parameters{rest}")),
+            None => (from, to),
+        })
+        .collect();
+    let doc = Document {
+        index: 0,
+        value,
+        positions: parsed.document.positions,
+    };
+    Ok((doc, aliases))
+}
+
+/// [`registry_params_call`]'s document alone.
+fn registry_params_document(path: &Path, text: &str, module: &str) -> Option<Document> {
+    registry_params_call(path, text, module)
+        .ok()
+        .map(|(d, _)| d)
+}
+
 impl Scan<'_> {
     /// A parameters file met as an input: skipped (it holds no resources), saying whether and
     /// where its values apply; an invalid one is an error.
@@ -109,8 +284,8 @@ impl Scan<'_> {
     /// fact naming what it receives).
     fn registry_params(&self, name: &str, path: &Path, text: &str, module: &str) -> FileResult {
         let mut out = FileResult::default();
-        let parsed = match decode_bicepparam(text) {
-            Ok(p) => p,
+        let (doc, aliases) = match registry_params_call(path, text, module) {
+            Ok(d) => d,
             Err(e) => {
                 out.errors.push(FileError {
                     file: name.to_string(),
@@ -119,40 +294,6 @@ impl Scan<'_> {
                 });
                 return out;
             }
-        };
-        let symbol = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("params")
-            .to_string();
-        let written = &parsed.document.value;
-        let mut value = json!({
-            "parameters": {},
-            "variables": written.get("variables").cloned().unwrap_or(json!({})),
-            "resources": [{
-                "type": "Microsoft.Resources/deployments",
-                "apiVersion": "2022-09-01",
-                "symbolicName": symbol,
-                "module": module,
-                "properties": {
-                    "mode": "Incremental",
-                    "parameters": written.get("parameters").cloned().unwrap_or(json!({})),
-                },
-            }],
-        });
-        // What the call writes is where the file writes it: `/parameters/...`.
-        const CALL_PARAMS: &str = "/resources/0/properties/parameters";
-        let aliases: Vec<(String, String)> = read_known_modules(&mut value)
-            .into_iter()
-            .map(|(from, to)| match to.strip_prefix(CALL_PARAMS) {
-                Some(rest) => (from, format!("/parameters{rest}")),
-                None => (from, to),
-            })
-            .collect();
-        let doc = Document {
-            index: 0,
-            value,
-            positions: parsed.document.positions,
         };
         let lines: Vec<&str> = text.lines().collect();
         // Bicep comments: `// computeguard:ignore ...`.
@@ -383,7 +524,6 @@ impl Scan<'_> {
                         Some(p) => format!("{}/{}", p.label, instance.label),
                         None => instance.label,
                     },
-                    unknown: instance.unknown,
                     origins,
                 };
                 let ctx = DocContext {
@@ -484,7 +624,7 @@ impl Via {
 
     /// The resource `display` of an unresolved fact of a resource this call deploys: with
     /// the call site.
-    pub(super) fn describe(&self, display: &str, _expression: Option<&str>) -> String {
+    pub(super) fn describe(&self, display: &str) -> String {
         format!("{display} (deployed by {})", self.site)
     }
 }

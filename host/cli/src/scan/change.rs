@@ -5,7 +5,7 @@
 //! (`computeguard_policy_core::eval::change`), and gives them to the built-in policy as
 //! `settings.change` with `complete: true`.
 
-use super::{Input, Scan, decode_for_model};
+use super::{Input, Scan};
 use computeguard_policy_core::eval::change::{ChangeFacts, change_facts};
 use computeguard_policy_core::read;
 
@@ -14,11 +14,13 @@ impl Scan<'_> {
     /// the evaluation itself), each Kubernetes `List` item and export row on its own.
     pub fn change_facts(&self, inputs: &[Input]) -> ChangeFacts {
         let mut facts = ChangeFacts::default();
+        // Bicep and ARM templates with their parameter files and modules, as check sees them.
+        let expander = self.expander(inputs);
         for input in inputs {
             let Ok(text) = self.read(input) else {
                 continue;
             };
-            let Ok((docs, source)) = decode_for_model(&input.path, &text, &self.var_files) else {
+            let Ok((docs, source)) = expander.decode(input, &text) else {
                 continue;
             };
             for doc in docs {

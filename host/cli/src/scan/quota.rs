@@ -5,7 +5,7 @@
 //! policy (`settings.quota.declaredInRun`), so that `quota-sufficient` judges two pools
 //! added in two files together.
 
-use super::{Input, Scan, decode_for_model};
+use super::{Input, Scan};
 use computeguard_policy_core::read;
 use std::collections::BTreeMap;
 
@@ -18,11 +18,13 @@ impl Scan<'_> {
     /// context installed in this process.
     pub fn declared_quota(&self, inputs: &[Input]) -> Totals {
         let mut totals = Totals::new();
+        // Bicep and ARM templates with their parameter files and modules, as check sees them.
+        let expander = self.expander(inputs);
         for input in inputs {
             let Ok(text) = self.read(input) else {
                 continue;
             };
-            let Ok((docs, source)) = decode_for_model(&input.path, &text, &self.var_files) else {
+            let Ok((docs, source)) = expander.decode(input, &text) else {
                 continue;
             };
             for doc in docs {

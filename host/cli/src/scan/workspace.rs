@@ -4,7 +4,7 @@
 //! gives its region to the policies as `azure.workspaceRegion`, as if the configuration
 //! named it.
 
-use super::{Input, Scan, decode_for_model};
+use super::{Input, Scan};
 use computeguard_policy_core::read;
 use std::collections::BTreeSet;
 
@@ -13,11 +13,13 @@ impl Scan<'_> {
     /// deployment (programmatic names).
     pub fn workspace_regions(&self, inputs: &[Input]) -> BTreeSet<String> {
         let mut regions = BTreeSet::new();
+        // Bicep and ARM templates with their parameter files and modules, as check sees them.
+        let expander = self.expander(inputs);
         for input in inputs {
             let Ok(text) = self.read(input) else {
                 continue;
             };
-            let Ok((docs, source)) = decode_for_model(&input.path, &text, &self.var_files) else {
+            let Ok((docs, source)) = expander.decode(input, &text) else {
                 continue;
             };
             for doc in docs {
