@@ -39,6 +39,9 @@ mod plain;
 #[path = "e2e/templates.rs"]
 mod templates;
 
+#[path = "e2e/aks_pools.rs"]
+mod aks_pools;
+
 /// A loader driven by a JSON file `{"levels": {...}, "webhook": {...}, "runaway": bool,
 /// "hostile": bool}`,
 /// re-read on every load, so tests can change it and trigger reloads.
