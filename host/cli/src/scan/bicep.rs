@@ -1332,6 +1332,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_avm_aks_module_is_known_by_its_path_in_any_version() {
+        assert!(is_avm_aks(
+            "br/public:avm/res/container-service/managed-cluster:0.10.0"
+        ));
+        assert!(is_avm_aks(
+            "br:mcr.microsoft.com/bicep/avm/res/container-service/managed-cluster:0.1.0"
+        ));
+        assert!(!is_avm_aks(
+            "br/public:avm/res/container-service/managed-cluster/agent-pool:0.1.0"
+        ));
+        assert!(!is_avm_aks(
+            "br:contoso.azurecr.io/avm/res/container-service/managed-cluster:1"
+        ));
+    }
+
+    #[test]
+    fn the_parameters_an_expression_uses() {
+        assert_eq!(
+            parameters_used("[if(parameters('On'), parameters('size'), 'x')]"),
+            vec!["on", "size"]
+        );
+        assert!(parameters_used("[variables('a')]").is_empty());
+    }
+
+    #[test]
     fn parameters_json_is_recognised_by_schema_or_shape() {
         assert!(is_parameters_json(&json!({
             "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentParameters.json#",

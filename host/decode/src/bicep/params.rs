@@ -160,6 +160,14 @@ param plain = 'Standard_ND96asr_v4'
         Ok(())
     }
 
+    proptest::proptest! {
+        /// Any near-Bicep-parameters text decodes or fails with an error; it never panics.
+        #[test]
+        fn decoding_never_panics(text in "(using|param|var|none|[a-z]{1,4}|'[^']{0,6}'|\\$\\{|[{}()\\[\\]:=.,]|[0-9]{1,3}| |\t|\n|//[a-z ]{0,5}\n|é){0,40}") {
+            let _ = decode_bicepparam(&text);
+        }
+    }
+
     #[test]
     fn using_none_and_syntax_errors() {
         let p = decode_bicepparam("using none\nparam a = 1\n").ok();
