@@ -53,7 +53,8 @@ pub struct CheckArgs {
     pub fail_on_unresolved: bool,
     /// Terraform variable definitions file, applied after `terraform.tfvars` and
     /// `*.auto.tfvars` to every folder checked (for the variables it declares), as
-    /// `terraform plan -var-file` does. Repeatable; later files win.
+    /// `terraform plan -var-file` does. Repeatable; later files win. A `.tfvars` named
+    /// among the paths is one too, applied after these.
     #[arg(long = "var-file", value_name = "FILE")]
     pub var_files: Vec<PathBuf>,
     /// ARM/Bicep parameters file (`.bicepparam`, or JSON with the deploymentParameters
