@@ -17,6 +17,12 @@
 //!   `pip`, `terraform`, a `cd` into a folder of the reader's) is not run; the test prints
 //!   them, and counts them.
 //!
+//! - A block of another language that shows what computeguard prints (a line starting with
+//!   `computeguard: `, `error[RULE]`, `warning[RULE]`, `info[RULE]`, `unresolved: ` or
+//!   `skipped: `) is an excerpt: it must appear, line for line once normalised, in what a
+//!   command of the same page printed. Output with no command on its page is a failure
+//!   (show the command in a `console` block), so no page shows output that nothing checks.
+//!
 //! `COMPUTEGUARD_DOCS_BLESS=1` rewrites every block without `...` that differs with what
 //! the commands print now; blocks with `...` are reported for a hand edit.
 
@@ -303,6 +309,25 @@ fn normalise(line: &str, scratch: &str) -> String {
     mask_durations(line.trim_end())
 }
 
+/// Whether `line` is something computeguard prints: a finding's head, the summary line, a
+/// blind spot.
+fn shows_output(line: &str) -> bool {
+    let finding = ["error[", "warning[", "info["].iter().any(|p| {
+        line.strip_prefix(p)
+            .and_then(|rest| rest.split_once(']'))
+            .is_some_and(|(rule, _)| {
+                !rule.is_empty()
+                    && rule
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            })
+    });
+    finding
+        || line.starts_with("computeguard: ")
+        || line.starts_with("unresolved: ")
+        || line.starts_with("skipped: ")
+}
+
 /// Whether `actual` matches `shown`, where a shown line `...` stands for any lines.
 fn matches(shown: &[String], actual: &[String]) -> bool {
     match shown.split_first() {
@@ -332,6 +357,8 @@ fn every_command_the_docs_show_prints_what_they_show() {
         let dir = scratch(&page_blocks);
         let scratch_path = dir.path().display().to_string();
         let mut rewrites: Vec<(usize, usize, String)> = Vec::new();
+        // Everything the page's commands printed, normalised: excerpts are checked against it.
+        let mut page_output: Vec<Vec<String>> = Vec::new();
         for b in page_blocks.iter().filter(|b| b.lang == "console") {
             let cmds = commands(&b.text);
             if cmds.iter().any(|(c, _)| !runnable(c)) {
@@ -353,6 +380,7 @@ fn every_command_the_docs_show_prints_what_they_show() {
                     shown.iter().map(|l| normalise(l, &scratch_path)).collect();
                 let actual: Vec<String> =
                     out.lines().map(|l| normalise(l, &scratch_path)).collect();
+                page_output.push(actual.clone());
                 let _ = writeln!(printed, "$ {cmd}");
                 printed.push_str(&out);
                 if !matches(&shown, &actual) {
@@ -368,6 +396,21 @@ fn every_command_the_docs_show_prints_what_they_show() {
             }
             if !ok && bless && !b.text.lines().any(|l| l == "...") {
                 rewrites.push((b.start, b.end, printed.trim_end().to_string()));
+            }
+        }
+        for b in page_blocks
+            .iter()
+            .filter(|b| b.lang != "console" && b.text.lines().any(shows_output))
+        {
+            let mut shown: Vec<String> = vec!["...".into()];
+            shown.extend(b.text.lines().map(|l| normalise(l, &scratch_path)));
+            shown.push("...".into());
+            if !page_output.iter().any(|out| matches(&shown, out)) {
+                let _ = writeln!(
+                    failures,
+                    "{rel}:{}: a `{}` block shows computeguard's output that no command of the page prints (show its command in a `console` block, or quote what one prints):\n{}\n",
+                    b.start, b.lang, b.text
+                );
             }
         }
         if !rewrites.is_empty() {
@@ -409,4 +452,10 @@ fn the_docs_harness_matches_elisions_and_masks_what_changes() {
     assert!(runnable("computeguard check --format sarif x > out.sarif"));
     assert!(!runnable("helm template ./chart | computeguard check -"));
     assert!(!runnable("cargo install --path host/cli"));
+    assert!(shows_output(
+        "warning[min-nodes-zero]: Azure ML compute cluster"
+    ));
+    assert!(shows_output("computeguard: 1 error, 0 warnings"));
+    assert!(!shows_output("error: `computeguard.yaml`: unknown key"));
+    assert!(!shows_output("warning[see below]: prose"));
 }

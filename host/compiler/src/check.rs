@@ -247,6 +247,16 @@ mod tests {
         let mut documented = documented;
         documented.sort_unstable();
         assert_eq!(kinds, documented);
+        // The `targets` paragraph of docs/writing-policies.md names each of them.
+        let guide = include_str!("../../../docs/writing-policies.md");
+        let targets = guide
+            .split("**`targets`** (optional)")
+            .nth(1)
+            .and_then(|t| t.split("\n\n").next())
+            .expect("targets paragraph");
+        for k in KINDS {
+            assert!(targets.contains(&format!("`{k}`")), "{k} in: {targets}");
+        }
     }
 
     #[test]
