@@ -119,16 +119,15 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         .map(|p| scan::read_var_file(p).map(|v| (p.clone(), v)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     if let Some(context) = &context {
-        judge_quota_together(
-            &mut loaded,
-            context,
-            &config,
-            &files,
-            &as_of,
+        let reader = scan::Scan {
+            policies: &[],
+            config: &config,
+            as_of: as_of.clone(),
             max_file_bytes,
-            &var_files,
-            &param_files,
-        )?;
+            var_files: var_files.clone(),
+            param_files: param_files.clone(),
+        };
+        judge_quota_together(&mut loaded, context, &reader, &files)?;
     }
     // The rules about AKS pools that look across files (gpu-driver-ownership,
     // mig-autoscale) get what the whole change holds (scan/change.rs).
@@ -335,33 +334,22 @@ fn not_evaluated_line(list: &[NotEvaluated]) -> Option<String> {
 /// Gives the built-in policy what the whole change declares of each quota counter
 /// (`settings.quota.declaredInRun`, see `scan/quota.rs`), so that `quota-sufficient`
 /// judges what several files add together. Only with usage lists in the context and the
-/// rule on; the context is installed in this process for the sums.
+/// rule on; the context is installed in this process for the sums. `reader` (a scan without
+/// policies) reads the files as check does: its configuration, var files and parameter files.
 fn judge_quota_together(
     loaded: &mut [policies::Loaded],
     context: &computeguard_policyset::context::LoadedContext,
-    config: &crate::config::Config,
+    reader: &scan::Scan<'_>,
     files: &[scan::Input],
-    as_of: &str,
-    max_file_bytes: u64,
-    var_files: &[(std::path::PathBuf, serde_json::Value)],
-    param_files: &[scan::ParamFile],
 ) -> anyhow::Result<()> {
     if context.usage_regions.is_empty()
-        || config.rules.get("quota-sufficient") == Some(&computeguard_policyset::Level::Off)
+        || reader.config.rules.get("quota-sufficient") == Some(&computeguard_policyset::Level::Off)
     {
         return Ok(());
     }
     let parsed = computeguard_policy_core::context::parse(context.context.json())?;
     computeguard_policy_core::context::install(parsed)?;
-    let totals = scan::Scan {
-        policies: &[],
-        config,
-        as_of: as_of.to_string(),
-        max_file_bytes,
-        var_files: var_files.to_vec(),
-        param_files: param_files.to_vec(),
-    }
-    .declared_quota(files);
+    let totals = reader.declared_quota(files);
     if totals.is_empty() {
         return Ok(());
     }
