@@ -321,19 +321,10 @@ fn github_commands_parse_and_match_the_findings() -> Result<(), Box<dyn std::err
     let (_, json) = check_json(&["tests/fixtures/azureml", "tests/fixtures/kubernetes"]);
     let mut commands: Vec<Command> = text.lines().map(parse_command).collect::<Result<_, _>>()?;
     // The rules not evaluated (no `azure:` facts) come last, as notices without a file.
-    let not_evaluated: Vec<Command> = commands
-        .drain(..)
-        .collect::<Vec<_>>()
+    let (not_evaluated, findings): (Vec<Command>, Vec<Command>) = std::mem::take(&mut commands)
         .into_iter()
-        .filter_map(|c| {
-            if c.props.contains_key("file") {
-                commands.push(c);
-                None
-            } else {
-                Some(c)
-            }
-        })
-        .collect();
+        .partition(|c| !c.props.contains_key("file"));
+    commands = findings;
     let expected: Vec<String> = json["notEvaluated"]
         .as_array()
         .ok_or("notEvaluated")?
