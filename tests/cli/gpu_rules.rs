@@ -225,6 +225,24 @@ fn aks_refuses_small_b_series_and_promo_sizes_for_node_pools() {
         one_file(config, &skus, "d.json", &with("Standard_D2_v2"), &rules),
         Vec::new()
     );
+    // A size the subscription's list restricts in the pool's region (the real list's
+    // Location restriction, NotAvailableForSubscription, on a size of another name).
+    let restricted = [(
+        "skus.json",
+        skus[0]
+            .1
+            .replace("Standard_D13_v2_Promo", "Standard_D13_v2"),
+    )];
+    let in_eastus = with("Standard_D13_v2").replace("\"location1\"", "\"eastus\"");
+    let r = one_file(config, &restricted, "r.json", &in_eastus, &rules);
+    assert!(
+        r.len() == 1
+            && r[0].1 == "error"
+            && r[0].2.contains(
+                "restricted for this subscription in eastus (NotAvailableForSubscription)"
+            ),
+        "{r:?}"
+    );
     let unknown = one_file(config, &skus, "e.json", &with("Standard_E2s_v3"), &rules);
     assert_eq!(unknown.len(), 1, "{unknown:?}");
     assert_eq!(unknown[0].1, "info");
