@@ -993,6 +993,11 @@ pub fn instances(caller: &Value, call: &ModuleCall) -> Option<Vec<(Instance, Map
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
+    // `params: someObject` (an expression, not an object literal): all of them at once.
+    let opaque = call
+        .call
+        .pointer("/properties/parameters")
+        .filter(|p| !p.is_object());
     let count = call
         .call
         .pointer("/copy/count")
@@ -1009,6 +1014,14 @@ pub fn instances(caller: &Value, call: &ModuleCall) -> Option<Vec<(Instance, Map
     for index in indices {
         let mut values = Map::new();
         let mut unknown = Vec::new();
+        if let Some(written) = opaque {
+            let written = index.map_or_else(|| written.clone(), |i| with_index(written, i));
+            match evaluate(caller, &written) {
+                Some(Value::Object(known)) => values = known,
+                // Which parameters it sets is unknown: none of the module's defaults holds.
+                _ => unknown.push((ALL_PARAMETERS.to_string(), shown_value(&written))),
+            }
+        }
         for (name, p) in &passed {
             let Some(written) = p.get("value") else {
                 unknown.push((name.clone(), "a Key Vault reference".into()));
@@ -1074,14 +1087,19 @@ pub fn bind_module(module: &mut Value, values: &Map<String, Value>, unknown: &[(
     let Some(Value::Object(params)) = module.get_mut("parameters") else {
         return;
     };
+    let all = unknown.iter().any(|(k, _)| k == ALL_PARAMETERS);
     for (key, p) in params.iter_mut() {
         if let Some((_, v)) = values.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)) {
             bind(p, Some(v));
-        } else if unknown.iter().any(|(k, _)| k.eq_ignore_ascii_case(key)) {
+        } else if all || unknown.iter().any(|(k, _)| k.eq_ignore_ascii_case(key)) {
             bind(p, None);
         }
     }
 }
+
+/// The name under which an `unknown` list says that a call passes an object known only at
+/// deploy time as its `params`: every parameter of the module may be set by it.
+const ALL_PARAMETERS: &str = "*";
 
 /// The registry path of the Azure Verified Module for AKS clusters, after `br/public:` (or
 /// `br:mcr.microsoft.com/bicep/`) and before `:version`.
@@ -1399,6 +1417,37 @@ mod tests {
             t["parameters"]["tag"]["defaultValue"],
             "[[not an expression]"
         );
+    }
+
+    #[test]
+    fn params_given_as_one_expression_bind_all_or_nothing() {
+        let caller = json!({"variables": {"known": {"size": "Standard_NC6"}},
+                            "parameters": {"open": {"type": "object"}}});
+        let call = |params: &str| ModuleCall {
+            name: "m".into(),
+            pointer: "/resources/0".into(),
+            source: "./m.bicep".into(),
+            file: None,
+            shown: None,
+            call: json!({"properties": {"parameters": params}}),
+        };
+        let module = json!({"parameters": {
+            "size": {"type": "string", "defaultValue": "Standard_D2s_v3"},
+            "zone": {"type": "string", "defaultValue": "1"}}});
+        let bound = |params: &str| {
+            let got = instances(&caller, &call(params)).unwrap_or_default();
+            let (instance, values) = got.into_iter().next().expect("one instance");
+            let mut m = module.clone();
+            bind_module(&mut m, &values, &instance.unknown);
+            m
+        };
+        let known = bound("[variables('known')]");
+        assert_eq!(known["parameters"]["size"]["defaultValue"], "Standard_NC6");
+        assert_eq!(known["parameters"]["zone"]["defaultValue"], "1");
+        // An object known only at deploy time may set any parameter: no default holds.
+        let open = bound("[parameters('open')]");
+        assert!(open["parameters"]["size"].get("defaultValue").is_none());
+        assert!(open["parameters"]["zone"].get("defaultValue").is_none());
     }
 
     #[test]
