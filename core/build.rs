@@ -181,7 +181,7 @@ fn main() {
     // KAITO's presets and instance types, as the JSON core/src/catalog/kaito.rs reads
     // (the overlay format's `kaito:` section, with the version from `meta`).
     // The policy component (wasm) judges with the figures only: where each comes from
-    // (`source`, `sources`) is for `catalog show`, which runs natively.
+    // (`source`, `sources`, a legacy name's `model`) is for `catalog show`, which runs natively.
     let mut kaito_json = serde_json::json!({
         "version": text(&kaito["meta"]["kaito_version"]).expect("kaito.yaml meta.kaito_version"),
         "presets": serde_json::to_value(&kaito["presets"]).expect("kaito presets"),
@@ -191,7 +191,7 @@ fn main() {
         for list in ["presets", "instanceTypes"] {
             if let Some(rows) = kaito_json[list].as_array_mut() {
                 for row in rows.iter_mut().filter_map(serde_json::Value::as_object_mut) {
-                    for key in ["source", "sources"] {
+                    for key in ["source", "sources", "model"] {
                         row.remove(key);
                     }
                 }

@@ -277,8 +277,6 @@ pub struct Fit {
     pub reason: String,
     /// The KAITO version the figures come from.
     pub kaito_version: String,
-    /// The model a legacy preset maps to.
-    pub model: Option<String>,
     /// GPUs the preset needs in all; none when the data gives no figure.
     pub required_gpus: Option<i64>,
     /// GPUs the workspace provides (`count x GPUs`); none when unknown.
@@ -291,8 +289,9 @@ pub struct Fit {
     pub instance_type_listed: bool,
 }
 
-/// Judges preset `preset` for `mode` (`inference` or `tuning`) on `count` nodes of
-/// `instance_type`, by the installed KAITO data.
+/// Judges preset `preset` for `mode` (`tuning`, or a workload `training`, judges the tuning
+/// figures; anything else inference) on `count` nodes of `instance_type`, by the installed
+/// KAITO data.
 pub fn fit(preset_name: &str, instance_type_name: &str, count: i64, mode: &str) -> Fit {
     let data = active();
     let mut out = Fit {
@@ -307,7 +306,6 @@ pub fn fit(preset_name: &str, instance_type_name: &str, count: i64, mode: &str) 
         );
         return out;
     };
-    out.model = p.model.clone();
     if p.deprecated {
         out.answer = "deprecated";
         out.reason = format!(
@@ -316,7 +314,9 @@ pub fn fit(preset_name: &str, instance_type_name: &str, count: i64, mode: &str) 
         );
         return out;
     }
-    let need = if mode == "tuning" {
+    let tuning = mode == "tuning" || mode == "training";
+    let mode = if tuning { "tuning" } else { "inference" };
+    let need = if tuning {
         p.tuning.as_ref()
     } else {
         p.inference.as_ref()
