@@ -568,3 +568,46 @@ fn quota_sums_follow_bicep_modules_and_parameter_files() -> Result<(), Box<dyn s
     }
     Ok(())
 }
+
+#[test]
+fn the_avm_aks_module_is_read_only_where_what_it_receives_is_known() {
+    let (code, report) = check_json(&[&format!("{DIR}/registry/open.bicep")]);
+    assert_eq!(code, 1, "{report:#}");
+    // `c`: its pool, a variable, is judged where the call names it.
+    assert_eq!(
+        findings(&report),
+        triples(&[("sku-retired", "bicep-modules/registry/open.bicep", 32)])
+    );
+    // `a` (pools known only at deploy time) and `b` (`params: settings`) are not read:
+    // unresolved modules showing what they receive, never a silent pass.
+    assert_eq!(
+        unresolved(&report),
+        vec![
+            (
+                "registry-module".into(),
+                "bicep-modules/registry/open.bicep".into(),
+                13
+            ),
+            (
+                "registry-module".into(),
+                "bicep-modules/registry/open.bicep".into(),
+                22
+            ),
+        ]
+    );
+    let facts = list(&report, "unresolved");
+    assert!(
+        facts[0]["display"].as_str().is_some_and(|d| d
+            .contains("agentPools = [parameters('pools')]")
+            && d.contains("Standard_NC6")),
+        "{:#}",
+        facts[0]
+    );
+    assert!(
+        facts[1]["display"]
+            .as_str()
+            .is_some_and(|d| d.ends_with("which receives [parameters('settings')]")),
+        "{:#}",
+        facts[1]
+    );
+}

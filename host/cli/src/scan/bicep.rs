@@ -1122,8 +1122,8 @@ fn is_avm_aks(source: &str) -> bool {
 /// `location` (default: the resource group's). The call gets an inline template of those
 /// resources, evaluated in the caller's scope, so their facts are judged at the call. Returns
 /// the pointer prefixes of that template paired with where the call writes each part (for
-/// [`relocate`]); a call whose `agentPools` is an expression known only at deploy time is not
-/// read (it stays an unresolved module).
+/// [`relocate`]); a call whose `params`, pool lists or pools are expressions known only at
+/// deploy time is not read (it stays an unresolved module).
 pub fn read_known_modules(doc: &mut Value) -> Vec<(String, String)> {
     let scope = doc.clone();
     let mut read = Vec::new();
@@ -1134,7 +1134,11 @@ pub fn read_known_modules(doc: &mut Value) -> Vec<(String, String)> {
         let Some(source) = r.get("module").and_then(Value::as_str) else {
             continue;
         };
-        if !is_avm_aks(source) {
+        if !is_avm_aks(source)
+            || !r
+                .pointer("/properties/parameters")
+                .is_some_and(Value::is_object)
+        {
             continue;
         }
         let passed = |k: &str| {
@@ -1145,9 +1149,42 @@ pub fn read_known_modules(doc: &mut Value) -> Vec<(String, String)> {
         let synthesized = format!("{call}/properties/template/resources/0");
         let written = |k: &str| format!("{call}/properties/parameters/{k}/value");
         let mut here = Vec::new();
+        // Each pool an object (as written, or known from an expression); a pool list or a
+        // pool that is known only at deploy time leaves the module unread.
+        let objects = |items: Vec<Value>| -> Option<Vec<Value>> {
+            items
+                .into_iter()
+                .map(|item| match item {
+                    Value::Object(_) => Some(item),
+                    other => match evaluate(&scope, &other)? {
+                        known @ Value::Object(_) => Some(escape(&known)),
+                        _ => None,
+                    },
+                })
+                .collect()
+        };
+        let primary = if passed("primaryAgentPoolProfiles").is_some() {
+            "primaryAgentPoolProfiles"
+        } else {
+            "primaryAgentPoolProfile"
+        };
+        let profiles = match passed(primary) {
+            None => None,
+            Some(Value::Array(items)) => match objects(items) {
+                Some(p) => Some(Value::Array(p)),
+                None => continue,
+            },
+            Some(w) => match evaluate(&scope, &w) {
+                Some(Value::Array(items)) => Some(escape(&Value::Array(items))),
+                _ => continue,
+            },
+        };
         let pools = match passed("agentPools") {
             None => Vec::new(),
             Some(Value::Array(items)) => {
+                let Some(items) = objects(items) else {
+                    continue;
+                };
                 for k in 0..items.len() {
                     let pool = format!("{synthesized}/resources/{k}");
                     let at = format!("{}/{k}", written("agentPools"));
@@ -1164,11 +1201,6 @@ pub fn read_known_modules(doc: &mut Value) -> Vec<(String, String)> {
                 }
                 _ => continue,
             },
-        };
-        let primary = if passed("primaryAgentPoolProfiles").is_some() {
-            "primaryAgentPoolProfiles"
-        } else {
-            "primaryAgentPoolProfile"
         };
         here.push((
             format!("{synthesized}/properties/agentPoolProfiles"),
@@ -1193,9 +1225,7 @@ pub fn read_known_modules(doc: &mut Value) -> Vec<(String, String)> {
             passed("location").unwrap_or_else(|| json!("[resourceGroup().location]")),
         );
         let mut props = Map::new();
-        if let Some(profiles) =
-            passed("primaryAgentPoolProfiles").or_else(|| passed("primaryAgentPoolProfile"))
-        {
+        if let Some(profiles) = profiles {
             props.insert("agentPoolProfiles".into(), profiles);
         }
         if let Some(v) = passed("kubernetesVersion") {
@@ -1273,6 +1303,16 @@ pub(super) fn relocate(
 /// What a registry module receives, for its unresolved entry: the parameters most likely to
 /// carry compute facts first, each value as known (or as written), at most `limit` bytes.
 pub fn received(caller: &Value, call: &ModuleCall, limit: usize) -> String {
+    // `params: settings`: the one expression, as known or as written.
+    if let Some(written) = call
+        .call
+        .pointer("/properties/parameters")
+        .filter(|p| !p.is_object())
+    {
+        let shown =
+            evaluate(caller, written).map_or_else(|| shown_value(written), |v| v.to_string());
+        return shown.chars().take(limit).collect();
+    }
     let passed = call
         .call
         .pointer("/properties/parameters")
