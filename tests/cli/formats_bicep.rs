@@ -611,3 +611,54 @@ fn the_avm_aks_module_is_read_only_where_what_it_receives_is_known() {
         facts[1]
     );
 }
+
+/// As Terraform warns about a value for an undeclared variable: a parameter file's name no
+/// template declares (a typo), a `using` template that is not checked, a registry module's
+/// parameters given only with `--param-file`, each with its file and line.
+#[test]
+fn parameter_values_that_apply_to_nothing_are_warned() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("main.bicep"),
+        "param vmSize string = 'Standard_NC4as_T4_v3'\n\
+         resource vm 'Microsoft.Compute/virtualMachines@2024-03-01' = {\n  name: 'vm'\n  location: 'eastus'\n  properties: { hardwareProfile: { vmSize: vmSize } }\n}\n",
+    )?;
+    std::fs::write(
+        dir.path().join("main.parameters.json"),
+        "{\n  \"$schema\": \"https://schema.management.azure.com/schemas/2019-04-01/deploymentParameters.json#\",\n  \"contentVersion\": \"1.0.0.0\",\n  \"parameters\": {\n    \"vmSzie\": { \"value\": \"Standard_NC6\" }\n  }\n}\n",
+    )?;
+    std::fs::write(
+        dir.path().join("other.bicepparam"),
+        "using 'other.bicep'\nparam size = 'Standard_NC6'\n",
+    )?;
+    std::fs::write(dir.path().join("other.bicep"), "param size string\n")?;
+    let aks = root().join(DIR).join("registry/aks.bicepparam");
+    let aks = aks.to_string_lossy();
+    let out = run_in(
+        dir.path(),
+        &[
+            "check",
+            "--as-of",
+            "2026-11-22",
+            "main.bicep",
+            "--param-file",
+            "other.bicepparam",
+            "--param-file",
+            &aks,
+        ],
+    )?;
+    // The typo does not set the size: the default is judged, and no finding.
+    assert_eq!(crate::code(&out), 0, "{}", stdout(&out));
+    let err = stderr(&out);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(
+        warnings,
+        vec![
+            "warning: other.bicepparam:1: its `using` template `other.bicep` is not among the files checked: its values apply to nothing".to_string(),
+            format!("warning: {aks}:1: its `using` names the registry module `br/public:avm/res/container-service/managed-cluster:0.10.0`: name the file among the paths to check what it deploys"),
+            "warning: main.parameters.json:5: `vmSzie` is not a parameter of `main.bicep`: its value applies to nothing".to_string(),
+        ],
+        "{err}"
+    );
+    Ok(())
+}

@@ -157,6 +157,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     for warning in scan.var_file_warnings(&files) {
         eprintln!("warning: {warning}");
     }
+    for warning in scan.param_file_warnings(&files) {
+        eprintln!("warning: {warning}");
+    }
     let rules = loaded
         .iter()
         .flat_map(|l| {

@@ -206,6 +206,106 @@ fn registry_params_document(path: &Path, text: &str, module: &str) -> Option<Doc
 }
 
 impl Scan<'_> {
+    /// Warnings about parameter files whose values apply to nothing (`file:line: message`),
+    /// as Terraform warns about a value for an undeclared variable: a name no template it
+    /// applies to declares, a `using` template that is not checked, a file for a registry
+    /// module given only with `--param-file`.
+    pub fn param_file_warnings(&self, inputs: &[Input]) -> Vec<String> {
+        let called = called_modules(inputs);
+        // The root templates checked and the parameters each declares (lowercased).
+        let mut templates: Vec<(PathBuf, Vec<String>)> = Vec::new();
+        for input in inputs.iter().filter(|i| i.text.is_none()) {
+            let bicep = decode_module_is_bicep(&input.path);
+            let json = input
+                .path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+            if !(bicep || json)
+                || std::fs::canonicalize(&input.path)
+                    .ok()
+                    .is_some_and(|p| called.contains_key(&p))
+            {
+                continue;
+            }
+            let Ok(text) = self.read(input) else {
+                continue;
+            };
+            let Ok(doc) = decode_module(&input.path, &text) else {
+                continue;
+            };
+            let is_template = doc.value.get("parameters").is_some_and(Value::is_object)
+                && (doc.value.get("resources").is_some() || doc.value.get("$schema").is_some());
+            if !is_template || is_parameters_json(&doc.value) {
+                continue;
+            }
+            let declared = doc
+                .value
+                .get("parameters")
+                .and_then(Value::as_object)
+                .map(|m| m.keys().map(|k| k.to_ascii_lowercase()).collect())
+                .unwrap_or_default();
+            templates.push((input.path.clone(), declared));
+        }
+        let mut out = Vec::new();
+        let undeclared = |file: &ParamFile, declared: &dyn Fn(&str) -> bool, whose: &str| {
+            file.lines
+                .iter()
+                .filter(|(name, _)| !declared(&name.to_ascii_lowercase()))
+                .map(|(name, line)| {
+                    format!(
+                        "{}:{line}: `{name}` is not a parameter of {whose}: its value applies to nothing",
+                        file.path.display()
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        for file in &self.param_files {
+            let shown = file.path.display();
+            match (&file.using, &file.using_other) {
+                (_, Some(module)) => {
+                    if !inputs.iter().any(|i| same_file(&i.path, &file.path)) {
+                        out.push(format!(
+                            "{shown}:1: its `using` names the registry module `{module}`: name the file among the paths to check what it deploys"
+                        ));
+                    }
+                }
+                (Some(target), _) => {
+                    match templates.iter().find(|(p, _)| same_file(p, target)) {
+                        None => out.push(format!(
+                            "{shown}:1: its `using` template `{}` is not among the files checked: its values apply to nothing",
+                            target.display()
+                        )),
+                        Some((p, declared)) => out.extend(undeclared(
+                            file,
+                            &|n| declared.iter().any(|d| d == n),
+                            &format!("`{}`", p.display()),
+                        )),
+                    }
+                }
+                (None, None) if templates.is_empty() => out.push(format!(
+                    "{shown}: no ARM or Bicep template is checked: its values apply to nothing"
+                )),
+                (None, None) => out.extend(undeclared(
+                    file,
+                    &|n| templates.iter().any(|(_, d)| d.iter().any(|x| x == n)),
+                    "any template checked",
+                )),
+            }
+        }
+        for (path, declared) in &templates {
+            for file in paired(path) {
+                out.extend(undeclared(
+                    &file,
+                    &|n| declared.iter().any(|d| d == n),
+                    &format!("`{}`", path.display()),
+                ));
+            }
+        }
+        out.dedup();
+        out
+    }
+
     /// A parameters file met as an input: skipped (it holds no resources), saying whether and
     /// where its values apply; an invalid one is an error.
     pub(super) fn param_file(&self, name: &str, path: &Path, text: &str) -> FileResult {
@@ -677,6 +777,8 @@ pub struct ParamFile {
     pub using_other: Option<String>,
     /// Parameter name -> its value, or `None` when known only at deploy time.
     pub values: Vec<(String, Option<Value>)>,
+    /// The line each value is written on (for warnings about names no template declares).
+    pub lines: Vec<(String, u32)>,
 }
 
 /// Whether `path` is a `.bicepparam` file.
@@ -774,6 +876,7 @@ pub fn parse_param_file(path: &Path, text: &str) -> Result<ParamFile, String> {
                     .collect()
             })
             .unwrap_or_default();
+        let lines = written_lines(&p.document, doc);
         let (using, using_other) = match p.using {
             Some(u) if !is_remote(&u) => (Some(lexical_join(folder(path), &u)), None),
             Some(u) => (None, Some(u)),
@@ -785,6 +888,7 @@ pub fn parse_param_file(path: &Path, text: &str) -> Result<ParamFile, String> {
             using,
             using_other,
             values,
+            lines,
         });
     }
     let doc = decode_json(text).map_err(at)?;
@@ -810,7 +914,24 @@ pub fn parse_param_file(path: &Path, text: &str) -> Result<ParamFile, String> {
         using: None,
         using_other: None,
         values,
+        lines: written_lines(&doc, &doc.value),
     })
+}
+
+/// The line of each entry of `parameters` in a decoded parameters file.
+fn written_lines(doc: &Document, value: &Value) -> Vec<(String, u32)> {
+    value
+        .get("parameters")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.keys()
+                .map(|k| {
+                    let at = format!("/parameters/{}", computeguard_decode::escape_key(k));
+                    (k.clone(), doc.positions.locate(&at).map_or(0, |s| s.line))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The parameters files paired by name with the template `path`: `X.parameters.json` and
@@ -820,16 +941,15 @@ pub fn paired(path: &Path) -> Vec<ParamFile> {
     let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
         return Vec::new();
     };
-    let dir = folder(path);
     let mut out = Vec::new();
-    let json_file = dir.join(format!("{stem}.parameters.json"));
+    let json_file = path.with_file_name(format!("{stem}.parameters.json"));
     if json_file.is_file()
         && let Ok(text) = std::fs::read_to_string(&json_file)
         && let Ok(p) = parse_param_file(&json_file, &text)
     {
         out.push(p);
     }
-    let bicepparam = dir.join(format!("{stem}.bicepparam"));
+    let bicepparam = path.with_file_name(format!("{stem}.bicepparam"));
     if bicepparam.is_file()
         && let Ok(text) = std::fs::read_to_string(&bicepparam)
         && let Ok(p) = parse_param_file(&bicepparam, &text)
@@ -852,10 +972,9 @@ pub fn paired_template(param_file: &Path) -> Option<PathBuf> {
     } else {
         return None;
     };
-    let dir = folder(param_file);
     ["bicep", "json"]
         .iter()
-        .map(|ext| dir.join(format!("{stem}.{ext}")))
+        .map(|ext| param_file.with_file_name(format!("{stem}.{ext}")))
         .find(|p| p.is_file())
 }
 
@@ -1444,6 +1563,7 @@ mod tests {
                 ("pw".into(), None),
                 ("undeclared".into(), Some(json!(1))),
             ],
+            lines: Vec::new(),
         };
         let second = ParamFile {
             values: vec![("tag".into(), Some(json!("[not an expression]")))],
