@@ -81,7 +81,7 @@ fn validate_names_file_line_and_pointer_of_every_problem() {
         ),
         (
             "bad-unknown-field.yaml",
-            "bad-unknown-field.yaml:5: at `/skus/0/vcpu`: unknown field; expected one of family, gpu,",
+            "bad-unknown-field.yaml:5: at `/skus/0/vcpu`: unknown field; expected one of azureMlSkipReservation, family, gpu,",
         ),
         (
             "bad-wrong-type.json",
@@ -404,9 +404,9 @@ fn show_lists_every_fact_with_its_built_in_sources() {
     let text = stdout(&out);
     assert!(text.starts_with("Standard_NC24ads_A100_v4\n"), "{text}");
     for line in [
-        "  vcpus                  24              built-in",
-        "  gpu.computeCapability  8.0             built-in",
-        "  family                 unknown         -",
+        "  vcpus                   24              built-in",
+        "  gpu.computeCapability   8.0             built-in",
+        "  family                  unknown         -",
         &format!("built-in sources (catalog data as of {DATA_DATE}):"),
         "  vm-nca100v4        https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nca100v4-series",
     ] {

@@ -112,8 +112,29 @@ fn exempt_sizes_need_no_reservation() {
         ),
         "{out:?}"
     );
-    // The exemption is catalog data: `catalog show` gives it with its origin, and an
-    // overlay can take it away (a workspace on an older list).
+    // An overlay can take the exemption away (a workspace on an older list): then 96.
+    // `check` with a catalog overlay and usage exited 2 before (the workspace-region scan
+    // fixed the catalog before the quota sums installed the overlays).
+    let overlay = "kind: CatalogOverlay\nskus:\n  - name: Standard_NC48ads_A100_v4\n    \
+                   source: test\n    azureMlSkipReservation: false\n";
+    let dir = folder(
+        &format!("{ML_CONFIG}catalog: [overlay.yaml]\n"),
+        &[
+            ("skus.json", fixture("context/ml/eastus-skus.json")),
+            ("ml-usage.json", fixture("context/ml/eastus-ml-usage.json")),
+            ("overlay.yaml", overlay.to_string()),
+            ("llama.yml", llama.clone()),
+        ],
+    );
+    let out = found(dir.path(), &["llama.yml"], &["quota-sufficient"]);
+    assert!(
+        out.len() == 1
+            && out[0]
+                .3
+                .contains("ceil(1.2 x 1) = 2 instances x 48 vCPUs = 96 vCPUs"),
+        "{out:?}"
+    );
+    // The exemption is catalog data: `catalog show` gives it with its origin.
     let show = |args: &[&str]| -> String {
         let dir = folder(
             "asOf: 2026-11-22\n",

@@ -122,16 +122,27 @@ include!(concat!(env!("OUT_DIR"), "/catalog_data.rs"));
 static ACTIVE: OnceLock<&'static [(&'static str, SkuFacts)]> = OnceLock::new();
 
 /// Every VM size (and alias) lookups see, sorted by lower-case name: the built-in
-/// rows, with the installed overlays merged in if [`install`] ran first.
+/// rows, with the installed overlays merged in once [`install`] ran. A lookup does not
+/// fix the table: a host may read files natively (the workspace regions and change-wide
+/// sums `check` collects) before it installs the overlays. What keeps answers by position
+/// in this table calls [`freeze`] first.
 pub fn skus() -> &'static [(&'static str, SkuFacts)] {
+    ACTIVE.get().copied().unwrap_or(SKUS)
+}
+
+/// Fixes the table [`skus`] returns (the built-in rows unless [`install`] ran): after
+/// this, [`install`] refuses. For caches indexed by position in the table (the
+/// evaluator's `sku()` answers), whose positions would otherwise change under them.
+pub fn freeze() -> &'static [(&'static str, SkuFacts)] {
     ACTIVE.get_or_init(|| SKUS)
 }
 
 /// Why overlays could not be installed.
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
-    /// The table was read (a lookup ran) or overlays were installed before: overlays
-    /// apply once, before the first lookup (a policy instance: before `evaluate`).
+    /// Overlays were installed before, or the table was fixed ([`freeze`]: the evaluator
+    /// ran): overlays apply once, before the first evaluation (a policy instance: before
+    /// `evaluate`).
     #[error(
         "the catalog is already in use: overlays must be installed once, before the first lookup"
     )]
@@ -354,6 +365,15 @@ mod tests {
             assert_eq!(f.compute_capability, Some(cc), "{name}");
             assert!(!f.sources.is_empty(), "{name} has no source");
         }
+        // The current ND GB300 v6 page's names are spellings of the isolation page's size.
+        for name in ["Standard_ND128isr_GB300_v6", "Standard_ND128isrG5_GB300_v6"] {
+            let f = sku(name).unwrap_or_else(|| panic!("{name} not in the catalog"));
+            assert_eq!(f.name, "Standard_ND128isr_NDR_GB300_v6");
+            assert_eq!(f.gpu_count, Some(4.0));
+        }
+        let mi300x = sku("Standard_ND96is_MI300X_v5").expect("known");
+        assert_eq!((mi300x.vendor, mi300x.gpu_count), (Some("AMD"), Some(8.0)));
+        assert!(!mi300x.infiniband);
     }
 
     #[test]

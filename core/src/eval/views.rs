@@ -69,7 +69,7 @@ fn dated(f: &SkuFacts, as_of: &str) -> Dated {
 }
 
 fn sku_answer_cells() -> &'static [OnceLock<Cel>] {
-    SKU_ANSWERS.get_or_init(|| catalog::skus().iter().map(|_| OnceLock::new()).collect())
+    SKU_ANSWERS.get_or_init(|| catalog::freeze().iter().map(|_| OnceLock::new()).collect())
 }
 
 /// Builds every catalog entry's undated answer now.
