@@ -163,6 +163,14 @@ fn registry_modules_are_unresolved_with_what_they_receive() {
         "{}",
         stdout(&out)
     );
+    // A parameter without a value: the message says how to give it one.
+    assert!(
+        stdout(&out).contains(
+            "`sku` is `[parameters('userSize')]`, known only at deploy time, so no rule judged it; give parameter `userSize` a value in a parameters file"
+        ),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]

@@ -264,15 +264,29 @@ impl Unresolved {
                 Some(var) => format!(
                     "{what}: `{field}` is `{e}`, known only at deploy time, so no rule judged it; give `var.{var}` a value in a .tfvars file named on the command line or with `--var-file`, in terraform.tfvars or *.auto.tfvars beside the .tf files, or as its `default`"
                 ),
-                None => format!(
-                    "{what}: `{field}` is `{e}`, known only at deploy time, so no rule judged it"
-                ),
+                None => match arm_parameter(e) {
+                    // An ARM/Bicep parameter: say how to give it a value.
+                    Some(param) => format!(
+                        "{what}: `{field}` is `{e}`, known only at deploy time, so no rule judged it; give parameter `{param}` a value in a parameters file (`X.parameters.json` or `X.bicepparam` beside the template, or one given with `--param-file`) or as its default"
+                    ),
+                    None => format!(
+                        "{what}: `{field}` is `{e}`, known only at deploy time, so no rule judged it"
+                    ),
+                },
             },
             (field, None) => {
                 format!("{what}: `{field}` is known only at deploy time, so no rule judged it")
             }
         }
     }
+}
+
+/// The parameter an ARM expression is exactly (`[parameters('vmSize')]` -> `vmSize`).
+fn arm_parameter(expression: &str) -> Option<&str> {
+    let name = expression
+        .strip_prefix("[parameters('")?
+        .strip_suffix("')]")?;
+    (!name.is_empty() && !name.contains('\'')).then_some(name)
 }
 
 /// A rule that judges against the subscription's own facts (`azure:` in the configuration)
