@@ -104,7 +104,7 @@ fn texts(v: &Value, key: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn count(v: &Value, key: &str) -> Option<u32> {
+fn number(v: &Value, key: &str) -> Option<u32> {
     v.get(key)
         .and_then(Value::as_u64)
         .and_then(|n| u32::try_from(n).ok())
@@ -113,7 +113,7 @@ fn count(v: &Value, key: &str) -> Option<u32> {
 fn need(v: Option<&Value>) -> Option<KaitoNeed> {
     let v = v?;
     Some(KaitoNeed {
-        gpus: count(v, "gpus"),
+        gpus: number(v, "gpus"),
         total_gpu_memory: text(v, "totalGpuMemory"),
         per_gpu_memory: text(v, "perGpuMemory"),
     })
@@ -152,7 +152,7 @@ impl KaitoData {
                 .iter()
                 .map(|t| KaitoInstanceType {
                     name: text(t, "name").unwrap_or_default(),
-                    gpus: count(t, "gpus").unwrap_or(0),
+                    gpus: number(t, "gpus").unwrap_or(0),
                     gpu_memory: text(t, "gpuMemory").unwrap_or_default(),
                     source: text(t, "source"),
                     sources: texts(t, "sources"),
@@ -165,50 +165,72 @@ impl KaitoData {
 /// The built-in data as JSON (written by `build.rs` from `policies/catalog/kaito.yaml`).
 const BUILTIN_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/kaito.json"));
 
+/// The built-in data as a JSON value, in the shape of an overlay's `kaito:` section. A test
+/// checks it parses; should it not, nothing is known (unknown, not a pass).
+fn builtin_value() -> Value {
+    serde_json::from_str(BUILTIN_JSON).unwrap_or(Value::Null)
+}
+
 /// The built-in KAITO data, ignoring overlays.
-pub fn builtin() -> &'static KaitoData {
-    static BUILTIN: OnceLock<KaitoData> = OnceLock::new();
-    // A test checks the generated JSON parses; should it not, nothing is known (unknown, not a
-    // pass).
-    BUILTIN.get_or_init(|| {
-        serde_json::from_str::<Value>(BUILTIN_JSON)
-            .map(|v| KaitoData::from_json(&v))
-            .unwrap_or_default()
-    })
+pub fn builtin() -> KaitoData {
+    KaitoData::from_json(&builtin_value())
 }
 
-static ACTIVE: OnceLock<KaitoData> = OnceLock::new();
+/// The data lookups read, as the JSON sections it is made of: the built-in data, then each
+/// installed overlay's `kaito:` section. Kept as JSON and read in place, so that a policy
+/// instance carries no code to copy it into structs.
+static SECTIONS: OnceLock<Vec<Value>> = OnceLock::new();
 
-/// The data lookups read: the built-in data with the installed overlays' `kaito:` merged in.
-pub fn active() -> &'static KaitoData {
-    ACTIVE.get_or_init(|| builtin().clone())
+fn sections() -> &'static [Value] {
+    SECTIONS.get_or_init(|| vec![builtin_value()])
 }
 
-/// Merges the overlays' `kaito:` sections (in order; a later one wins) over the built-in
+/// Installs the overlays' `kaito:` sections (in order; a later one wins) over the built-in
 /// data. Called by [`super::install`], once, before any lookup; a second call changes nothing.
-pub(super) fn install<'a>(sections: impl Iterator<Item = &'a Value>) {
-    let mut data = builtin().clone();
-    for s in sections.map(KaitoData::from_json) {
-        if s.replace {
-            data = KaitoData::default();
-        }
-        data.version = if s.replace || data.version.is_empty() {
-            s.version.clone()
+pub(super) fn install<'a>(overlays: impl Iterator<Item = &'a Value>) {
+    let mut all = vec![builtin_value()];
+    all.extend(overlays.cloned());
+    let _ = SECTIONS.set(all);
+}
+
+/// The KAITO version the data comes from: the last overlay's, `X (over Y)` when it only
+/// changes entries of the data before it.
+pub fn version() -> String {
+    let mut out = String::new();
+    for s in sections() {
+        let v = s.get("version").and_then(Value::as_str).unwrap_or_default();
+        out = if replaces(s) || out.is_empty() {
+            v.to_string()
         } else {
-            format!("{} (over {})", s.version, data.version)
+            format!("{v} (over {out})")
         };
-        for p in &s.presets {
-            data.presets
-                .retain(|q| !q.name.eq_ignore_ascii_case(&p.name));
-            data.presets.push(p.clone());
+    }
+    out
+}
+
+fn replaces(section: &Value) -> bool {
+    section.get("replace").and_then(Value::as_bool) == Some(true)
+}
+
+/// The latest entry of `list` (`presets`, `instanceTypes`) that `matches`, from the last
+/// section back to the first or to a section that replaces what came before it.
+fn find(list: &str, matches: impl Fn(&str) -> bool) -> Option<&'static Value> {
+    for s in sections().iter().rev() {
+        let hit = s
+            .get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .rev()
+            .find(|e| e.get("name").and_then(Value::as_str).is_some_and(&matches));
+        if hit.is_some() {
+            return hit;
         }
-        for t in &s.instance_types {
-            data.instance_types
-                .retain(|u| canonical(&u.name) != canonical(&t.name));
-            data.instance_types.push(t.clone());
+        if replaces(s) {
+            return None;
         }
     }
-    let _ = ACTIVE.set(data);
+    None
 }
 
 /// The catalog's spelling of a size (aliases resolved), lower case.
@@ -216,22 +238,28 @@ fn canonical(name: &str) -> String {
     super::sku(name).map_or_else(|| super::sku_key(name), |f| f.name.to_ascii_lowercase())
 }
 
-/// The preset named `name` (any case).
-pub fn preset(name: &str) -> Option<&'static KaitoPreset> {
+fn preset_value(name: &str) -> Option<&'static Value> {
     let name = name.trim();
-    active()
-        .presets
-        .iter()
-        .find(|p| p.name.eq_ignore_ascii_case(name))
+    find("presets", |n| n.eq_ignore_ascii_case(name))
+}
+
+fn instance_type_value(name: &str) -> Option<&'static Value> {
+    let key = canonical(name);
+    find("instanceTypes", |n| canonical(n) == key)
+}
+
+/// The preset named `name` (any case).
+pub fn preset(name: &str) -> Option<KaitoPreset> {
+    let v = preset_value(name)?;
+    let wrapped = serde_json::json!({ "presets": [v] });
+    KaitoData::from_json(&wrapped).presets.pop()
 }
 
 /// The instance type named `name` (any case, any alias the catalog knows).
-pub fn instance_type(name: &str) -> Option<&'static KaitoInstanceType> {
-    let key = canonical(name);
-    active()
-        .instance_types
-        .iter()
-        .find(|t| canonical(&t.name) == key)
+pub fn instance_type(name: &str) -> Option<KaitoInstanceType> {
+    let v = instance_type_value(name)?;
+    let wrapped = serde_json::json!({ "instanceTypes": [v] });
+    KaitoData::from_json(&wrapped).instance_types.pop()
 }
 
 /// A Kubernetes quantity (`27.31Gi`, `16Gi`, `512Mi`, `80G`) in GiB; None when it is not one.
@@ -293,47 +321,47 @@ pub struct Fit {
 /// figures; anything else inference) on `count` nodes of `instance_type`, by the installed
 /// KAITO data.
 pub fn fit(preset_name: &str, instance_type_name: &str, count: i64, mode: &str) -> Fit {
-    let data = active();
+    let version = version();
     let mut out = Fit {
         answer: "unknown",
-        kaito_version: data.version.clone(),
+        kaito_version: version.clone(),
         ..Fit::default()
     };
-    let Some(p) = preset(preset_name) else {
+    let Some(p) = preset_value(preset_name) else {
         out.reason = format!(
             "preset `{preset_name}` is not in KAITO's presets or model catalog ({}), so whether it fits {instance_type_name} is not judged; if the cluster's KAITO knows it, add it to a catalog overlay's `kaito.presets`",
-            data.version
+            version
         );
         return out;
     };
-    if p.deprecated {
+    if p.get("deprecated").and_then(Value::as_bool) == Some(true) {
         out.answer = "deprecated";
         out.reason = format!(
             "Model {preset_name} is deprecated and no longer supported (KAITO {})",
-            data.version
+            version
         );
         return out;
     }
     let tuning = mode == "tuning" || mode == "training";
     let mode = if tuning { "tuning" } else { "inference" };
-    let need = if tuning {
-        p.tuning.as_ref()
-    } else {
-        p.inference.as_ref()
-    };
-    let Some(need) = need else {
+    let Some(need) = need(p.get(mode)) else {
         out.reason = format!(
             "KAITO's data ({}) states no {mode} requirement for preset {preset_name}, so whether it fits {instance_type_name} is not judged",
-            data.version
+            version
         );
         return out;
     };
     out.required_gpus = need.gpus.map(i64::from);
     out.required_memory = need.total_gpu_memory.clone();
-    let Some(t) = instance_type(instance_type_name) else {
+    let Some(t) = instance_type_value(instance_type_name).map(|t| KaitoInstanceType {
+        name: text(t, "name").unwrap_or_default(),
+        gpus: number(t, "gpus").unwrap_or(0),
+        gpu_memory: text(t, "gpuMemory").unwrap_or_default(),
+        ..KaitoInstanceType::default()
+    }) else {
         out.reason = format!(
             "KAITO's SKU table ({}) does not list instance type {instance_type_name}: KAITO's webhook lets an Azure size it does not know pass unchecked and its node estimator fails with \"Unsupported SKU\"; whether preset {preset_name}{} fits is not judged; give its GPUs in a catalog overlay's `kaito.instanceTypes`",
-            data.version,
+            version,
             need.total_gpu_memory
                 .as_deref()
                 .map(|m| format!(" ({m} of GPU memory)"))
@@ -396,13 +424,13 @@ pub fn fit(preset_name: &str, instance_type_name: &str, count: i64, mode: &str) 
         out.reason = format!(
             "{} of KAITO's data ({}) is not a quantity, so whether preset {preset_name} fits {} is not judged",
             unknown.join(" and "),
-            data.version,
+            version,
             t.name
         );
     } else if need.gpus.is_none() && need.total_gpu_memory.is_none() {
         out.reason = format!(
             "KAITO's data ({}) states no GPU figure for preset {preset_name}, so whether it fits {} is not judged",
-            data.version, t.name
+            version, t.name
         );
     } else {
         out.answer = "fits";

@@ -149,13 +149,13 @@ pub fn run_show(args: ShowArgs) -> anyhow::Result<Outcome> {
     if catalog::sku(&args.size).is_none()
         && let Some(p) = kaito::preset(&args.size)
     {
-        return show_preset(&mut out, p, args.format);
+        return show_preset(&mut out, &p, args.format);
     }
     if catalog::sku(&args.size).is_none() && !catalog::sku_well_formed(&args.size) {
         anyhow::bail!(
             "`{}` is neither a VM size nor a KAITO preset of {}{}",
             args.size,
-            kaito::active().version,
+            kaito::version(),
             if loaded.is_empty() {
                 ""
             } else {
@@ -210,7 +210,7 @@ pub fn run_show(args: ShowArgs) -> anyhow::Result<Outcome> {
                 "sources": sources.iter().map(|(id, doc)| json!({"id": id, "document": doc})).collect::<Vec<_>>(),
                 "overlays": loaded.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
                 "kaito": {
-                    "version": kaito::active().version,
+                    "version": kaito::version(),
                     "instanceType": kaito_row,
                 },
             });
@@ -288,7 +288,7 @@ pub fn run_show(args: ShowArgs) -> anyhow::Result<Outcome> {
                     catalog::DATA_DATE
                 )?;
             }
-            let version = c(&kaito::active().version);
+            let version = c(&kaito::version());
             match kaito_row {
                 Some(t) => writeln!(
                     out,
@@ -323,7 +323,7 @@ fn show_preset(
     p: &kaito::KaitoPreset,
     format: ListFormat,
 ) -> anyhow::Result<Outcome> {
-    let version = &kaito::active().version;
+    let version = &kaito::version();
     match format {
         ListFormat::Json => {
             let shown = json!({"kaitoVersion": version, "preset": p});
