@@ -49,6 +49,15 @@ fn main() {
                 }
             }
         }
+        // The sources of an Azure ML reservation exemption (azureMlSkipReservation).
+        let endpoint = &s["azureml_managed_online_endpoint"];
+        if endpoint["skip_20pct_quota_reservation"].as_bool() == Some(true) {
+            for id in strings(&endpoint["sources"]) {
+                if !sources.contains(&id) {
+                    sources.push(id);
+                }
+            }
+        }
         let row = format!(
             "SkuFacts {{ name: {name:?}, series: {series:?}, category: {category:?}, vendor: {vendor:?}, gpu_model: {model:?}, architecture: {arch:?}, compute_capability: {cc:?}, gpu_count: {count:?}, vcpus: {vcpus:?}, memory_gib: {memory:?}, family: None, infiniband: {ib:?}, rdma: {rdma:?}, isolated: {iso:?}, status: {status:?}, retirement_date: {retirement:?}, mig_capable: {mig:?}, aks_supported: {aks:?}, kaito_supported: {kaito:?}, requires_approval: {appr:?}, online_endpoint: {ep:?}, ml_skip_reservation: {skip:?}, sources: &{sources:?}, overridden: &[] }}",
             series = text(&s["series"]).unwrap_or_default(),

@@ -408,7 +408,9 @@ fn show_lists_every_fact_with_its_built_in_sources() {
         "  gpu.computeCapability   8.0             built-in",
         "  family                  unknown         -",
         &format!("built-in sources (catalog data as of {DATA_DATE}):"),
-        "  vm-nca100v4        https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nca100v4-series",
+        // Its Azure ML reservation exemption, from the current managed online endpoints list.
+        "  aml-online-endpoint-skus-2025  https://learn.microsoft.com/azure/machine-learning/reference-managed-online-endpoints-vm-sku-list",
+        "  vm-nca100v4                    https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nca100v4-series",
     ] {
         assert!(text.lines().any(|l| l == line), "{line:?} not in\n{text}");
     }
