@@ -253,6 +253,9 @@ impl Unresolved {
             ("registry-module", Some(source)) => format!(
                 "{what}: `{source}` is a registry module or template spec, not read, so its resources are not checked (computeguard follows local `.bicep` and `.json` modules)"
             ),
+            ("module-limit", Some(source)) => format!(
+                "{what}: `{source}` is not followed: this file's modules already gave the most documents computeguard checks from one file, so its resources are not checked"
+            ),
             ("module-depth", Some(source)) => format!(
                 "{what}: `{source}` is nested deeper than computeguard follows module calls, so its resources are not checked"
             ),

@@ -13,6 +13,15 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
+/// Most instances of one module loop checked one by one: a loop over a longer array is
+/// checked once, with what depends on the item unresolved (a loop's instances multiply
+/// through nested modules; each is an evaluation by every policy).
+pub(in crate::scan) const MAX_LOOP_INSTANCES: usize = 256;
+
+/// Most documents one root file gives with its modules: a module call beyond is an
+/// unresolved fact (`module-limit`), so nested loops cannot multiply without bound.
+pub(in crate::scan) const MAX_MODULE_DOCUMENTS: usize = 4096;
+
 /// Most bytes of what a registry module receives shown in its unresolved entry.
 pub(super) const RECEIVED_LIMIT: usize = 600;
 
@@ -213,7 +222,10 @@ pub fn instances(caller: &Value, call: &ModuleCall) -> Option<Vec<(Instance, Map
         .map(|collection| evaluate(caller, &Value::String(format!("[{collection}]"))));
     let indices: Vec<Option<usize>> = match &count {
         None => vec![None],
-        Some(Some(Value::Array(items))) => (0..items.len()).map(Some).collect(),
+        // A longer array is checked once, with what depends on the item unresolved.
+        Some(Some(Value::Array(items))) if items.len() <= MAX_LOOP_INSTANCES => {
+            (0..items.len()).map(Some).collect()
+        }
         Some(_) => vec![None],
     };
     let looped = count.is_some();
@@ -464,7 +476,8 @@ impl Scan<'_> {
             if stack.contains(&key) {
                 continue;
             }
-            if stack.len() > crate::scan::MAX_MODULE_DEPTH {
+            let too_deep = stack.len() > crate::scan::MAX_MODULE_DEPTH;
+            if too_deep || out.documents >= MAX_MODULE_DOCUMENTS {
                 out.unresolved.push(Unresolved {
                     file: name.to_string(),
                     line,
@@ -473,7 +486,12 @@ impl Scan<'_> {
                         name: call.name.clone(),
                     },
                     display: format!("Bicep module `{}`{from}", call.name),
-                    field: "module-depth".into(),
+                    field: if too_deep {
+                        "module-depth"
+                    } else {
+                        "module-limit"
+                    }
+                    .into(),
                     expression: Some(call.source.clone()),
                     path: format!("{}/module", call.pointer),
                 });
@@ -632,6 +650,28 @@ mod tests {
         let open = bound("[parameters('open')]");
         assert!(open["parameters"]["size"].get("defaultValue").is_none());
         assert!(open["parameters"]["zone"].get("defaultValue").is_none());
+    }
+
+    #[test]
+    fn a_loop_over_a_longer_array_than_the_limit_is_checked_once() {
+        let items: Vec<Value> = (0..=MAX_LOOP_INSTANCES)
+            .map(|i| json!({"size": format!("s{i}")}))
+            .collect();
+        let caller = json!({"variables": {"pools": items}});
+        let call = ModuleCall {
+            name: "pool".into(),
+            pointer: "/resources/0".into(),
+            source: "./pool.bicep".into(),
+            file: None,
+            shown: None,
+            call: json!({"copy": {"count": "[length(variables('pools'))]"},
+                "properties": {"parameters": {
+                    "size": {"value": "[variables('pools')[copyIndex()].size]"}}}}),
+        };
+        let got = instances(&caller, &call).unwrap_or_default();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0.label, "pool[*]");
+        assert_eq!(got[0].0.unknown[0].0, "size");
     }
 
     #[test]

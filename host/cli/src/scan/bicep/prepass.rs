@@ -3,7 +3,8 @@
 
 use super::avm::{read_known_modules, registry_params_document};
 use super::modules::{
-    bind_module, called_modules, decode_module, decode_module_is_bicep, instances, module_calls,
+    MAX_MODULE_DOCUMENTS, bind_module, called_modules, decode_module, decode_module_is_bicep,
+    instances, module_calls,
 };
 use super::params::{ParamFile, is_bicepparam, is_parameters_json, parse_param_file};
 use crate::scan::{Input, Scan};
@@ -107,6 +108,7 @@ impl Expander<'_> {
             if !file.is_file()
                 || stack.contains(&key)
                 || stack.len() > crate::scan::MAX_MODULE_DEPTH
+                || out.len() >= MAX_MODULE_DOCUMENTS
             {
                 continue;
             }
