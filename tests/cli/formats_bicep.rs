@@ -670,3 +670,46 @@ fn parameter_values_that_apply_to_nothing_are_warned() -> Result<(), Box<dyn std
     );
     Ok(())
 }
+
+/// `inspect` reads a Bicep file as check does: the module's resources in the module's file
+/// with the values the call passes, and the parameter file paired by name applied.
+#[test]
+fn inspect_follows_modules_and_parameter_files() {
+    let out = run(&[
+        "inspect",
+        "--format",
+        "json",
+        &format!("{DIR}/retired-module/main.bicep"),
+        &format!("{DIR}/params/pool.bicep"),
+    ]);
+    assert_eq!(crate::code(&out), 0, "{}", stderr(&out));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let sizes: Vec<(String, String, u64)> = list
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r["file"].as_str()?.replace("tests/fixtures/", ""),
+                r["model"]["sku"].as_str()?.to_string(),
+                r["lines"]["sku"].as_u64()?,
+            ))
+        })
+        .collect();
+    assert_eq!(
+        sizes,
+        vec![
+            (
+                "bicep-modules/retired-module/gpu.bicep".to_string(),
+                "Standard_NC6".to_string(),
+                15
+            ),
+            (
+                "bicep-modules/params/pool.bicep".to_string(),
+                "Standard_NC6s_v3".to_string(),
+                12
+            ),
+        ],
+        "{list:#}"
+    );
+}

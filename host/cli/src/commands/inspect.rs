@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct InspectArgs {
-    /// Files to read (any format `check` reads; Terraform with its folder's variables).
+    /// Files to read (any format `check` reads; Terraform with its folder's variables, Bicep
+    /// with its parameter files and local modules).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Output format.
@@ -62,18 +63,42 @@ fn view(file: &str, doc: &computeguard_decode::Document, prefix: &str, r: &Resou
 
 pub fn run(args: InspectArgs) -> anyhow::Result<Outcome> {
     let mut out = Vec::new();
-    for path in &args.files {
+    // Bicep and ARM files as check reads them: parameter files named among the files and
+    // paired by name applied, local modules followed (each module instance shown in its
+    // own file).
+    let (param_files, _) = scan::named_param_files(&args.files)?;
+    let config = crate::config::Config::default();
+    let reader = scan::Scan {
+        policies: &[],
+        config: &config,
+        as_of: String::new(),
+        max_file_bytes: u64::from(scan::DEFAULT_MAX_FILE_MIB) << 20,
+        var_files: Vec::new(),
+        param_files,
+    };
+    let inputs: Vec<scan::Input> = args
+        .files
+        .iter()
+        .map(|p| scan::Input {
+            name: p.display().to_string(),
+            path: p.clone(),
+            text: None,
+        })
+        .collect();
+    let expander = reader.expander(&inputs);
+    for input in &inputs {
+        let path = &input.path;
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("`{}`: cannot read: {e}", path.display()))?;
-        let (docs, source) = scan::decode_for_model(path, &text, &[])
+        let (docs, source) = expander
+            .decode_named(input, &text)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let name = path.display().to_string();
-        for doc in &docs {
+        for (name, doc) in &docs {
             let parts = computeguard_policy_core::read::parts(&doc.value)
                 .unwrap_or_else(|| vec![(String::new(), std::borrow::Cow::Borrowed(&doc.value))]);
             for (prefix, value) in &parts {
                 for r in computeguard_policy_core::read::normalize(value, source) {
-                    out.push(view(&name, doc, prefix, &r));
+                    out.push(view(name, doc, prefix, &r));
                 }
             }
         }

@@ -44,6 +44,21 @@ impl Expander<'_> {
         input: &Input,
         text: &str,
     ) -> Result<(Vec<Document>, crate::scan::Source), String> {
+        let (named, source) = self.decode_named(input, text)?;
+        Ok((named.into_iter().map(|(_, d)| d).collect(), source))
+    }
+
+    /// [`Expander::decode`], each document with the name of the file it comes from (a
+    /// module's file, joined to the caller's name as findings show it).
+    ///
+    /// # Errors
+    ///
+    /// As [`Expander::decode`].
+    pub fn decode_named(
+        &self,
+        input: &Input,
+        text: &str,
+    ) -> Result<(Vec<(String, Document)>, crate::scan::Source), String> {
         let scan = self.scan;
         let path = input.path.as_path();
         if std::fs::canonicalize(path)
@@ -60,13 +75,16 @@ impl Expander<'_> {
                 }) => Ok((
                     registry_params_document(path, text, &module)
                         .into_iter()
+                        .map(|d| (input.name.clone(), d))
                         .collect(),
                     crate::scan::Source::Bicep,
                 )),
                 _ => Ok((Vec::new(), crate::scan::Source::Bicep)),
             };
         }
-        let (mut docs, source) = crate::scan::decode_for_model(path, text, &scan.var_files)?;
+        let (docs, source) = crate::scan::decode_for_model(path, text, &scan.var_files)?;
+        let mut docs: Vec<(String, Document)> =
+            docs.into_iter().map(|d| (input.name.clone(), d)).collect();
         let bicep = decode_module_is_bicep(path);
         let json = path
             .extension()
@@ -75,7 +93,7 @@ impl Expander<'_> {
         if !(bicep || json) || docs.len() != 1 {
             return Ok((docs, source));
         }
-        if let Some(doc) = docs.first_mut() {
+        if let Some((_, doc)) = docs.first_mut() {
             if json && is_parameters_json(&doc.value) {
                 return Ok((Vec::new(), source));
             }
@@ -84,9 +102,10 @@ impl Expander<'_> {
                 read_known_modules(&mut doc.value);
             }
         }
-        if bicep && let Some(root) = docs.first().cloned() {
+        if bicep && let Some((_, root)) = docs.first().cloned() {
             let mut stack = vec![std::fs::canonicalize(path).unwrap_or_default()];
-            self.modules(path, &root, &mut stack, &mut docs);
+            let shown = PathBuf::from(&input.name);
+            self.modules(path, &shown, &root, &mut stack, &mut docs);
         }
         Ok((docs, source))
     }
@@ -96,12 +115,15 @@ impl Expander<'_> {
     fn modules(
         &self,
         path: &Path,
+        shown: &Path,
         doc: &Document,
         stack: &mut Vec<PathBuf>,
-        out: &mut Vec<Document>,
+        out: &mut Vec<(String, Document)>,
     ) {
-        for call in module_calls(path, path, &doc.value) {
-            let (Some(file), Some(instances)) = (&call.file, instances(&doc.value, &call)) else {
+        for call in module_calls(path, shown, &doc.value) {
+            let (Some(file), Some(shown_file), Some(instances)) =
+                (&call.file, &call.shown, instances(&doc.value, &call))
+            else {
                 continue;
             };
             let key = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
@@ -129,9 +151,9 @@ impl Expander<'_> {
                 bind_module(&mut module_doc.value, &values, &instance.unknown);
                 if decode_module_is_bicep(file) {
                     read_known_modules(&mut module_doc.value);
-                    self.modules(file, &module_doc, stack, out);
+                    self.modules(file, shown_file, &module_doc, stack, out);
                 }
-                out.push(module_doc);
+                out.push((shown_file.display().to_string(), module_doc));
             }
             stack.pop();
         }
