@@ -196,7 +196,8 @@ pub struct Instance {
 /// What a module call deploys, in the scope of the calling template `caller`:
 /// `None` when its `if` is false (nothing is deployed), else one list of passed values per
 /// instance (one, or one per item of a loop over a known array). A loop over an array known
-/// only at deploy time gives one instance in which what depends on the item is unknown.
+/// only at deploy time, or longer than [`MAX_LOOP_INSTANCES`], gives one instance in which
+/// what depends on the item is unknown.
 pub fn instances(caller: &Value, call: &ModuleCall) -> Option<Vec<(Instance, Map<String, Value>)>> {
     if let Some(cond) = call.call.get("condition")
         && evaluate(caller, cond) == Some(Value::Bool(false))
