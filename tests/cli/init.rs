@@ -226,6 +226,7 @@ fn a_closed_pipe_ends_the_output_not_the_verdict() -> Result<(), Box<dyn std::er
         &["rules", "--format", "json"][..],
         &["rules"],
         &["explain", "sku-retired"],
+        &["policies"],
     ] {
         let (status, err) = run_into_closed_pipe(args)?;
         assert_eq!(status, 0, "{args:?}: {err}");

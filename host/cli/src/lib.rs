@@ -88,6 +88,7 @@ pub fn run() -> ExitCode {
         }
     };
     init_logging(&cli.command);
+    quiet_broken_pipe(matches!(cli.command, Command::Check(_) | Command::Test(_)));
     let result = match cli.command {
         Command::Check(a) => commands::check::run(a),
         Command::Build(a) => commands::build::run(a),
@@ -146,6 +147,26 @@ fn init_logging(command: &Command) {
             )
             .init();
     }
+}
+
+/// A `println!` into a pipe whose reader has gone (`| head`) panics. The commands that
+/// still print that way stop there, without a panic message: exit 0 for listings, 2 for
+/// `check` and `test`, whose verdict was not reached (a closed pipe is never a pass).
+/// `check`, `rules` and `explain` write instead of printing and see the error themselves.
+fn quiet_broken_pipe(verdict_pending: bool) {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(if verdict_pending { 2 } else { 0 });
+        }
+        default(info);
+    }));
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
