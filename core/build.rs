@@ -12,7 +12,13 @@ use std::path::PathBuf;
 fn main() {
     let dir = PathBuf::from(env("CARGO_MANIFEST_DIR")).join("../policies/catalog");
     let mut out = String::new();
-    for file in ["skus.yaml", "cuda.yaml", "regions.yaml", "kaito.yaml", "aks.yaml"] {
+    for file in [
+        "skus.yaml",
+        "cuda.yaml",
+        "regions.yaml",
+        "kaito.yaml",
+        "aks.yaml",
+    ] {
         println!("cargo:rerun-if-changed={}", dir.join(file).display());
     }
     let skus = load(&dir.join("skus.yaml"));

@@ -86,7 +86,9 @@ pub(super) fn functions() -> Context<'static> {
     ctx.add_function("aksPoolSize", |s: Cel, r: Cel, m: Cel| -> R {
         Ok(super::aks::pool_size(&s, &r, &m))
     });
-    ctx.add_function("migOs", |o: Cel, t: Cel| -> R { Ok(super::aks::mig_os(&o, &t)) });
+    ctx.add_function("migOs", |o: Cel, t: Cel| -> R {
+        Ok(super::aks::mig_os(&o, &t))
+    });
     ctx.add_function("kaitoFit", |p: Cel, s: Cel, n: Cel, m: Cel| -> R {
         let count = match n {
             Cel::Int(i) => i,

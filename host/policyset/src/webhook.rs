@@ -113,10 +113,17 @@ pub struct Limits {
     /// `max_connections`): a peer at its limit closes its own quietest connection, so
     /// one pod cannot hold the whole budget. Fixed at start.
     pub max_connections_per_peer: usize,
-    /// New connections a second from one client IP address (default 50, bursts of twice
-    /// that); more are closed on accept, so a client that reopens whatever is closed
-    /// cannot flood the server with TLS handshakes. Fixed at start.
+    /// Connections a second from one client IP address that may close without a request
+    /// answered 2xx (default 50, bursts of twice that): each such connection spends one
+    /// token, and an address with none left is closed on accept until it refills, so a
+    /// client that reopens whatever is closed, or sends nothing or garbage, cannot
+    /// flood the server with TLS handshakes. A connection that is served spends nothing:
+    /// an API server's burst of valid reviews is never refused for rate. Fixed at start.
     pub connection_rate_per_peer: usize,
+    /// How long a new connection may take to be served (default 2 s) before it can be
+    /// closed to make room; a newcomer that finds no connection it may close waits at
+    /// most this long for one before it is refused. Fixed at start.
+    pub new_connection_grace: Duration,
     /// Time a client has to send a request's body once its headers arrived (default
     /// 10 s); a later body is answered 408 and the connection closed.
     pub body_read_timeout: Duration,
@@ -145,6 +152,7 @@ impl Default for Limits {
             max_connections: 1024,
             max_connections_per_peer: 256,
             connection_rate_per_peer: 50,
+            new_connection_grace: Duration::from_secs(2),
             body_read_timeout: Duration::from_secs(10),
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
@@ -161,7 +169,7 @@ fn cpus() -> usize {
 }
 
 /// The keys of `webhook.limits`, for error messages.
-const LIMIT_KEYS: &str = "maxRequestBytes, evaluationTimeoutMs, maxInFlight, workers, maxConnections, maxConnectionsPerPeer, connectionRatePerPeer, headerReadTimeoutMs, bodyReadTimeoutMs, idleTimeoutMs, memoryMiB, templateCacheEntries, templateCacheMiB";
+const LIMIT_KEYS: &str = "maxRequestBytes, evaluationTimeoutMs, maxInFlight, workers, maxConnections, maxConnectionsPerPeer, connectionRatePerPeer, newConnectionGraceMs, headerReadTimeoutMs, bodyReadTimeoutMs, idleTimeoutMs, memoryMiB, templateCacheEntries, templateCacheMiB";
 
 /// The parsed `webhook:` section.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -183,6 +191,13 @@ pub struct WebhookConfig {
     pub mutations: Mutations,
     /// Request and connection limits (`webhook.limits`).
     pub limits: Limits,
+    /// PEM file of the CA whose client certificates authenticate the API server
+    /// (`webhook.clientCA`, against the configuration's directory). An authenticated
+    /// connection is never counted towards its address's limits. Read at start.
+    pub client_ca: Option<std::path::PathBuf>,
+    /// Refuse a TLS handshake without a client certificate signed by `client_ca`
+    /// (`webhook.requireClientCert`, default false).
+    pub require_client_cert: bool,
 }
 
 /// `Fail` unless configured otherwise: a policy that cannot give a verdict must not
@@ -224,6 +239,8 @@ impl WebhookConfig {
         "exclude",
         "mutations",
         "limits",
+        "clientCA",
+        "requireClientCert",
     ];
 
     /// Parses the value of `webhook:`. Pointers in errors are relative to `/webhook`.
@@ -285,6 +302,24 @@ impl WebhookConfig {
                 "exclude" => parse_exclude(&mut cfg, value, &at)?,
                 "mutations" => parse_mutations(&mut cfg, value, &at)?,
                 "limits" => parse_limits(&mut cfg, value, &at)?,
+                "clientCA" => {
+                    let path =
+                        value
+                            .as_str()
+                            .filter(|p| !p.trim().is_empty())
+                            .ok_or_else(|| {
+                                err(
+                                    &at,
+                                    "`clientCA` must be the path of a PEM CA certificate file",
+                                )
+                            })?;
+                    cfg.client_ca = Some(path.into());
+                }
+                "requireClientCert" => {
+                    cfg.require_client_cert = value
+                        .as_bool()
+                        .ok_or_else(|| err(&at, "`requireClientCert` must be true or false"))?;
+                }
                 _ => {
                     return Err(err(
                         &at,
@@ -295,6 +330,12 @@ impl WebhookConfig {
                     ));
                 }
             }
+        }
+        if cfg.require_client_cert && cfg.client_ca.is_none() {
+            return Err(err(
+                "/requireClientCert",
+                "`requireClientCert: true` needs `clientCA`, the CA that signs the API server's client certificate",
+            ));
         }
         Ok(cfg)
     }
@@ -448,6 +489,9 @@ fn parse_limits(cfg: &mut WebhookConfig, v: &Value, at: &str) -> Result<(), Conf
             "maxConnections" => cfg.limits.max_connections = n as usize,
             "maxConnectionsPerPeer" => cfg.limits.max_connections_per_peer = n as usize,
             "connectionRatePerPeer" => cfg.limits.connection_rate_per_peer = n as usize,
+            "newConnectionGraceMs" => {
+                cfg.limits.new_connection_grace = Duration::from_millis(n.min(60_000))
+            }
             "bodyReadTimeoutMs" => cfg.limits.body_read_timeout = Duration::from_millis(n),
             "headerReadTimeoutMs" => cfg.limits.header_read_timeout = Duration::from_millis(n),
             "idleTimeoutMs" => cfg.limits.idle_timeout = Duration::from_millis(n),

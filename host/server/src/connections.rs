@@ -3,19 +3,43 @@
 //! A cap on open connections protects memory, but a cap that refuses new connections
 //! once full hands the port to whoever fills it first: 1,024 idle TLS connections (or
 //! ones that send a request a minute, past any idle timeout) locked the API server and
-//! the kubelet out. So a full table makes room instead of refusing:
+//! the kubelet out (issue 23). And a limit on how fast an address may open connections
+//! refused the API server's own bursts: a Deployment scaled from 0 to 300 replicas is
+//! 300 admissions at once, each on a new connection over HTTP/1.1 (issue 34). So the
+//! table tells a flood from a burst by what the connections *do*, not by how many
+//! arrive:
 //!
-//! - a peer (client IP address) at `maxConnectionsPerPeer` closes **its own**
-//!   connection that has been quiet longest;
-//! - a full table (`maxConnections`) closes the connection, of any peer, that has been
-//!   quiet longest;
-//! - only a connection that is *answering* a request (its request has arrived in full
-//!   and is being evaluated or written) is never closed; when every candidate is
-//!   answering, the new connection is refused;
-//! - one address opens at most `connectionRatePerPeer` new connections a second (a token
-//!   bucket holding two seconds' worth): a client that reopens whatever is closed cannot
-//!   turn eviction into a flood of TLS handshakes, nor close other clients' connections
-//!   faster than that.
+//! - a connection that has been **served** (one request answered with a 2xx: an
+//!   AdmissionReview, a probe) has shown it is a client doing its work; one that sends
+//!   nothing, sends garbage or closes without a request has not;
+//! - a **new** connection has `grace` (`newConnectionGraceMs`, 2 s) to be served: until
+//!   then it is never closed to make room, since in a burst it is the request in
+//!   progress, not a holder;
+//! - a full table (`maxConnections`), or a peer (client IP address) at
+//!   `maxConnectionsPerPeer`, closes the connection that has been quiet longest among
+//!   those it may close: served and not answering, or unserved and past its grace (the
+//!   peer's own, when the peer is at its limit). A connection *answering* a request (it
+//!   arrived in full and is being evaluated or written) is never closed;
+//! - when no connection may be closed yet, the newcomer **waits** (at most `grace`) for
+//!   one to be served, answer or pass its grace, and is refused only when the wait ends
+//!   with no room: the burst is queued, not refused;
+//! - every connection that closes **unserved** spends one token of its address's
+//!   budget (`connectionRatePerPeer` a second, two seconds' worth); an address whose
+//!   budget is spent is refused on accept until it refills. A served connection spends
+//!   nothing, so an API server opening 1,000 connections at once for 1,000 valid
+//!   reviews is never refused for rate, while a client that opens connections and
+//!   sends nothing or garbage is slowed to the rate;
+//! - a connection whose client presented a certificate signed by `webhook.clientCA`
+//!   (the API server, when configured) is **authenticated**: it never counts towards
+//!   its address's limit, never spends its budget, and is closed to make room only
+//!   when no unauthenticated connection can be.
+//!
+//! The wait has a cost stated in `docs/security.md`: the accept loop admits one
+//! newcomer at a time, so while one waits (at most `grace`), later newcomers of every
+//! address wait behind it in the kernel's accept queue. With the defaults an address
+//! whose budget is spent opens at most `rate x grace` = 100 connections per grace
+//! period, below its 256 places, so a single address cannot make others wait in a
+//! steady flood.
 //!
 //! "Quiet" is the time since a byte last moved either way (`idle::Activity`), so a client
 //! trickling a request body or headers is as evictable as an idle one, and an API
@@ -26,7 +50,7 @@
 use crate::idle::Activity;
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
@@ -55,12 +79,14 @@ impl Eviction {
 /// `computeguard_connections_refused_total`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
-    /// The table was full and every connection in it was answering a request.
+    /// The table was full and, for as long as the newcomer could wait, every connection
+    /// in it was answering a request or new.
     AllBusy,
-    /// The peer was at `maxConnectionsPerPeer` and every one of its connections was
-    /// answering a request.
+    /// The peer was at `maxConnectionsPerPeer` and, for as long as the newcomer could
+    /// wait, every one of its connections was answering a request or new.
     PeerAllBusy,
-    /// The peer opened more than `connectionRatePerPeer` connections a second.
+    /// The peer's connections closed unserved faster than `connectionRatePerPeer` a
+    /// second: its budget is spent.
     PeerRate,
 }
 
@@ -83,14 +109,35 @@ pub(crate) struct Shared {
     pub(crate) answering: Arc<AtomicUsize>,
     /// Notified when the table closes the connection to make room.
     pub(crate) evicted: Notify,
+    /// A request on it was answered with a 2xx.
+    served: AtomicBool,
+    /// Its client presented a certificate the configured client CA signed.
+    authenticated: AtomicBool,
+    /// When it was accepted.
+    opened: Instant,
+}
+
+impl Shared {
+    fn evictable(&self, now: Instant, grace: Duration) -> bool {
+        self.answering.load(Ordering::Acquire) == 0
+            && (self.served.load(Ordering::Acquire)
+                || self.authenticated.load(Ordering::Acquire)
+                || now.duration_since(self.opened) >= grace)
+    }
+
+    fn unserved(&self) -> bool {
+        !self.served.load(Ordering::Acquire) && !self.authenticated.load(Ordering::Acquire)
+    }
 }
 
 struct Entry {
     peer: IpAddr,
+    /// Counted in `per_peer` (not authenticated).
+    counted: bool,
     shared: Arc<Shared>,
 }
 
-/// A peer's allowance of new connections.
+/// A peer's allowance of unserved connections.
 struct Bucket {
     tokens: f64,
     at: Instant,
@@ -112,35 +159,72 @@ struct Inner {
 impl Inner {
     fn remove(&mut self, id: u64) -> Option<Entry> {
         let entry = self.open.remove(&id)?;
-        if let Some(n) = self.per_peer.get_mut(&entry.peer) {
-            *n -= 1;
-            if *n == 0 {
-                self.per_peer.remove(&entry.peer);
-            }
+        if entry.counted {
+            self.uncount(entry.peer);
         }
         Some(entry)
     }
 
-    /// The quietest connection that is not answering, of `peer` only when given.
-    fn quietest(&self, peer: Option<IpAddr>) -> Option<u64> {
-        self.open
-            .iter()
-            .filter(|(_, e)| peer.is_none_or(|p| e.peer == p))
-            .filter(|(_, e)| e.shared.answering.load(Ordering::Acquire) == 0)
-            // Quietest first; of equally quiet ones, the oldest (smallest id).
-            .max_by_key(|(id, e)| (e.shared.activity.quiet_for(), std::cmp::Reverse(**id)))
-            .map(|(id, _)| *id)
+    fn uncount(&mut self, peer: IpAddr) {
+        if let Some(n) = self.per_peer.get_mut(&peer) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_peer.remove(&peer);
+            }
+        }
+    }
+
+    /// The connection to close to make room: of `peer`'s counted ones when given, else
+    /// of all; unauthenticated before authenticated, then the quietest, then the
+    /// oldest. `Err` holds when one of those that may not be closed yet will be, at the
+    /// latest: at the end of its grace, or soon (`POLL`) when it is answering.
+    fn victim(&self, peer: Option<IpAddr>, now: Instant, grace: Duration) -> Result<u64, Instant> {
+        let mut best: Option<(bool, Duration, std::cmp::Reverse<u64>)> = None;
+        let mut best_id = None;
+        let mut retry: Option<Instant> = None;
+        for (id, e) in &self.open {
+            if peer.is_some_and(|p| e.peer != p || !e.counted) {
+                continue;
+            }
+            if !e.shared.evictable(now, grace) {
+                let at = if e.shared.answering.load(Ordering::Acquire) == 0 {
+                    e.shared.opened + grace
+                } else {
+                    now + POLL
+                };
+                retry = Some(retry.map_or(at, |r| r.min(at)));
+                continue;
+            }
+            let key = (
+                !e.shared.authenticated.load(Ordering::Acquire),
+                e.shared.activity.quiet_for(),
+                std::cmp::Reverse(*id),
+            );
+            if best.is_none_or(|b| key > b) {
+                best = Some(key);
+                best_id = Some(*id);
+            }
+        }
+        best_id.ok_or(retry.unwrap_or(now + POLL))
     }
 }
+
+/// How soon a newcomer waiting for a connection that is answering looks again (it is
+/// also woken when one is served or closes).
+const POLL: Duration = Duration::from_millis(50);
 
 /// The open connections of one listening port.
 pub(crate) struct Table {
     inner: Mutex<Inner>,
     max: usize,
     max_per_peer: usize,
-    /// New connections a second from one address, and the bucket's size.
+    /// Unserved connections a second from one address, and the bucket's size.
     rate: f64,
     burst: f64,
+    /// How long a new connection is protected, and a newcomer waits at most.
+    grace: Duration,
+    /// Woken when a connection is served, stops answering or closes: there may be room.
+    room: Notify,
     /// How often at most the "evicting" warning is logged.
     warn_every: Duration,
 }
@@ -155,11 +239,34 @@ pub(crate) struct Admitted {
     pub(crate) warn: Option<u64>,
 }
 
+/// The answer of [`Table::admit`].
+pub(crate) enum Admission {
+    /// In the table.
+    Admitted(Admitted),
+    /// No connection may be closed yet: ask again at `retry`, or when
+    /// [`Table::room`] is notified. Past the newcomer's wait it is refused for `refusal`.
+    Wait { retry: Instant, refusal: Refusal },
+    /// Refused at once.
+    Refused(Refusal),
+}
+
+/// The table's limits.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TableLimits {
+    /// Open connections at once.
+    pub(crate) max: usize,
+    /// Open unauthenticated connections at once from one address.
+    pub(crate) max_per_peer: usize,
+    /// Connections that close unserved a second, per address (bursts of twice that).
+    pub(crate) rate_per_peer: usize,
+    /// How long a new connection is never closed to make room, and a newcomer waits.
+    pub(crate) grace: Duration,
+}
+
 impl Table {
-    /// A table of at most `max` connections, `max_per_peer` from one address, which
-    /// opens at most `rate_per_peer` new ones a second (bursts of twice that).
-    pub(crate) fn new(max: usize, max_per_peer: usize, rate_per_peer: usize) -> Arc<Table> {
-        let rate = rate_per_peer.max(1) as f64;
+    /// A table with these limits.
+    pub(crate) fn new(limits: TableLimits) -> Arc<Table> {
+        let rate = limits.rate_per_peer.max(1) as f64;
         Arc::new(Table {
             inner: Mutex::new(Inner {
                 next_id: 0,
@@ -169,10 +276,12 @@ impl Table {
                 last_warning: None,
                 unlogged_evictions: 0,
             }),
-            max: max.max(1),
-            max_per_peer: max_per_peer.max(1),
+            max: limits.max.max(1),
+            max_per_peer: limits.max_per_peer.max(1),
             rate,
             burst: 2.0 * rate,
+            grace: limits.grace,
+            room: Notify::new(),
             warn_every: Duration::from_secs(10),
         })
     }
@@ -188,19 +297,46 @@ impl Table {
         self.lock().open.len()
     }
 
-    /// Registers a new connection from `peer`, closing the quietest connection that
-    /// is not answering when the peer or the table is at its limit.
-    pub(crate) fn admit(self: &Arc<Self>, peer: IpAddr) -> Result<Admitted, Refusal> {
+    /// How long a newcomer may wait for room.
+    pub(crate) fn grace(&self) -> Duration {
+        self.grace
+    }
+
+    /// Notified when there may be room for a waiting newcomer.
+    pub(crate) fn room(&self) -> &Notify {
+        &self.room
+    }
+
+    /// Registers a new connection from `peer`, closing the quietest connection it may
+    /// close when the peer or the table is at its limit.
+    pub(crate) fn admit(self: &Arc<Self>, peer: IpAddr) -> Admission {
+        let now = Instant::now();
         let mut inner = self.lock();
-        self.take_token(&mut inner, peer)?;
+        if self.tokens(&mut inner, peer, now) < 1.0 {
+            return Admission::Refused(Refusal::PeerRate);
+        }
         let mut evicted = None;
         if inner.per_peer.get(&peer).copied().unwrap_or(0) >= self.max_per_peer {
-            let victim = inner.quietest(Some(peer)).ok_or(Refusal::PeerAllBusy)?;
-            evict(&mut inner, victim);
+            match inner.victim(Some(peer), now, self.grace) {
+                Ok(victim) => evict(&mut inner, victim),
+                Err(retry) => {
+                    return Admission::Wait {
+                        retry,
+                        refusal: Refusal::PeerAllBusy,
+                    };
+                }
+            }
             evicted = Some(Eviction::MaxConnectionsPerPeer);
         } else if inner.open.len() >= self.max {
-            let victim = inner.quietest(None).ok_or(Refusal::AllBusy)?;
-            evict(&mut inner, victim);
+            match inner.victim(None, now, self.grace) {
+                Ok(victim) => evict(&mut inner, victim),
+                Err(retry) => {
+                    return Admission::Wait {
+                        retry,
+                        refusal: Refusal::AllBusy,
+                    };
+                }
+            }
             evicted = Some(Eviction::MaxConnections);
         }
         let mut warn = None;
@@ -220,54 +356,67 @@ impl Table {
             activity: Arc::new(Activity::default()),
             answering: Arc::new(AtomicUsize::new(0)),
             evicted: Notify::new(),
+            served: AtomicBool::new(false),
+            authenticated: AtomicBool::new(false),
+            opened: now,
         });
         inner.open.insert(
             id,
             Entry {
                 peer,
+                counted: true,
                 shared: shared.clone(),
             },
         );
         *inner.per_peer.entry(peer).or_insert(0) += 1;
-        Ok(Admitted {
+        Admission::Admitted(Admitted {
             slot: Slot {
                 table: self.clone(),
                 id,
+                peer,
                 shared,
             },
             evicted,
             warn,
         })
     }
-}
 
-impl Table {
-    /// Takes one token from `peer`'s bucket, refilled at `rate` a second.
-    fn take_token(&self, inner: &mut Inner, peer: IpAddr) -> Result<(), Refusal> {
-        let now = Instant::now();
+    /// `peer`'s budget now, refilled at `rate` a second up to `burst`.
+    fn tokens(&self, inner: &mut Inner, peer: IpAddr, now: Instant) -> f64 {
         if inner.buckets.len() >= MAX_BUCKETS {
             let (rate, burst) = (self.rate, self.burst);
             inner
                 .buckets
                 .retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * rate < burst);
         }
-        let bucket = inner.buckets.entry(peer).or_insert(Bucket {
-            tokens: self.burst,
-            at: now,
-        });
+        let Some(bucket) = inner.buckets.get_mut(&peer) else {
+            return self.burst;
+        };
         let refilled = bucket.tokens + now.duration_since(bucket.at).as_secs_f64() * self.rate;
         bucket.tokens = refilled.min(self.burst);
         bucket.at = now;
-        if bucket.tokens < 1.0 {
-            return Err(Refusal::PeerRate);
-        }
-        bucket.tokens -= 1.0;
-        Ok(())
+        bucket.tokens
+    }
+
+    /// Spends one token of `peer`'s budget: a connection of it closed unserved. The
+    /// budget goes down to minus its size, so an address that keeps wasting
+    /// connections waits up to four seconds' worth before it is let in again.
+    fn spend(&self, inner: &mut Inner, peer: IpAddr) {
+        let now = Instant::now();
+        let tokens = self.tokens(inner, peer, now);
+        inner.buckets.insert(
+            peer,
+            Bucket {
+                tokens: (tokens - 1.0).max(-self.burst),
+                at: now,
+            },
+        );
     }
 }
 
 /// Takes a connection out of the table and tells its task to close it. Its slot is
-/// free at once; the socket closes as soon as the task sees the notification.
+/// free at once; the socket closes as soon as the task sees the notification (and the
+/// budget is spent then, if it closes unserved).
 fn evict(inner: &mut Inner, id: u64) {
     if let Some(entry) = inner.remove(id) {
         // `notify_one` stores the permit if the task is not waiting yet.
@@ -275,10 +424,12 @@ fn evict(inner: &mut Inner, id: u64) {
     }
 }
 
-/// A connection's place in the table; dropping it frees the place.
+/// A connection's place in the table; dropping it frees the place, and spends a token
+/// of its address's budget when it was never served.
 pub(crate) struct Slot {
     table: Arc<Table>,
     id: u64,
+    peer: IpAddr,
     shared: Arc<Shared>,
 }
 
@@ -286,11 +437,60 @@ impl Slot {
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
+
+    /// What the connection's requests report to the table.
+    pub(crate) fn handle(&self) -> Handle {
+        Handle {
+            table: self.table.clone(),
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// The client presented a certificate the client CA signed: the connection no
+    /// longer counts towards its address's limit and never spends its budget.
+    pub(crate) fn authenticate(&self) {
+        self.shared.authenticated.store(true, Ordering::Release);
+        let mut inner = self.table.lock();
+        if let Some(entry) = inner.open.get_mut(&self.id)
+            && entry.counted
+        {
+            entry.counted = false;
+            let peer = entry.peer;
+            inner.uncount(peer);
+        }
+        drop(inner);
+        self.table.room.notify_one();
+    }
+}
+
+/// What a connection's requests report to the table (cloned into its service).
+#[derive(Clone)]
+pub(crate) struct Handle {
+    table: Arc<Table>,
+    shared: Arc<Shared>,
+}
+
+impl Handle {
+    /// A request on this connection was answered: with a 2xx (`ok`), it is a client
+    /// doing its work, which may now be closed to make room once it is not answering
+    /// and spends no budget when it closes. Either way a newcomer may be waiting for it.
+    pub(crate) fn answered(&self, ok: bool) {
+        if ok {
+            self.shared.served.store(true, Ordering::Release);
+        }
+        self.table.room.notify_one();
+    }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.table.lock().remove(self.id);
+        let mut inner = self.table.lock();
+        inner.remove(self.id);
+        if self.shared.unserved() {
+            self.table.spend(&mut inner, self.peer);
+        }
+        drop(inner);
+        self.table.room.notify_one();
     }
 }
 
@@ -310,17 +510,57 @@ mod tests {
         notified.as_mut().enable()
     }
 
+    fn new_table(
+        max: usize,
+        max_per_peer: usize,
+        rate_per_peer: usize,
+        grace_ms: u64,
+    ) -> Arc<Table> {
+        Table::new(TableLimits {
+            max,
+            max_per_peer,
+            rate_per_peer,
+            grace: Duration::from_millis(grace_ms),
+        })
+    }
+
+    #[track_caller]
+    fn admitted(a: Admission) -> Admitted {
+        match a {
+            Admission::Admitted(a) => a,
+            Admission::Wait { refusal, .. } => panic!("waits ({refusal:?})"),
+            Admission::Refused(r) => panic!("refused ({r:?})"),
+        }
+    }
+
+    /// A connection admitted and served (a request answered 2xx).
+    #[track_caller]
+    fn served(t: &Arc<Table>, peer: IpAddr) -> Slot {
+        let slot = admitted(t.admit(peer)).slot;
+        slot.handle().answered(true);
+        slot
+    }
+
+    #[track_caller]
+    fn waits(a: Admission) -> (Instant, Refusal) {
+        match a {
+            Admission::Wait { retry, refusal } => (retry, refusal),
+            Admission::Admitted(_) => panic!("admitted"),
+            Admission::Refused(r) => panic!("refused ({r:?})"),
+        }
+    }
+
     #[test]
     fn a_full_table_closes_the_quietest_connection_not_the_newcomer() {
-        let table = Table::new(3, 3, 1000);
-        let a = table.admit(ip(1)).expect("room").slot;
+        let table = new_table(3, 3, 1000, 2000);
+        let a = served(&table, ip(1));
         std::thread::sleep(Duration::from_millis(20));
-        let b = table.admit(ip(1)).expect("room").slot;
+        let b = served(&table, ip(1));
         std::thread::sleep(Duration::from_millis(20));
-        let c = table.admit(ip(2)).expect("room").slot;
+        let c = served(&table, ip(2));
         // `a` speaks again: `b` is now the quietest.
         a.shared.activity.touch();
-        let d = table.admit(ip(3)).expect("room made");
+        let d = admitted(table.admit(ip(3)));
         assert_eq!(d.evicted, Some(Eviction::MaxConnections));
         assert_eq!(d.warn, Some(1), "the first eviction is logged");
         assert!(closed(&b), "the quietest connection is told to close");
@@ -329,21 +569,22 @@ mod tests {
         // A second eviction within the warning interval is counted, not logged.
         std::thread::sleep(Duration::from_millis(20));
         a.shared.activity.touch();
+        d.slot.handle().answered(true);
         d.slot.shared.activity.touch();
-        let e = table.admit(ip(3)).expect("room made");
+        let e = admitted(table.admit(ip(3)));
         assert_eq!(e.warn, None);
         assert!(closed(&c));
     }
 
     #[test]
     fn a_peer_at_its_limit_loses_its_own_quietest_connection() {
-        let table = Table::new(10, 2, 1000);
-        let other = table.admit(ip(9)).expect("room").slot;
+        let table = new_table(10, 2, 1000, 2000);
+        let other = served(&table, ip(9));
         std::thread::sleep(Duration::from_millis(20));
-        let first = table.admit(ip(1)).expect("room").slot;
+        let first = served(&table, ip(1));
         std::thread::sleep(Duration::from_millis(20));
-        let second = table.admit(ip(1)).expect("room").slot;
-        let third = table.admit(ip(1)).expect("room made");
+        let second = served(&table, ip(1));
+        let third = admitted(table.admit(ip(1)));
         assert_eq!(third.evicted, Some(Eviction::MaxConnectionsPerPeer));
         assert!(closed(&first), "the peer's own oldest idle connection goes");
         assert!(
@@ -354,59 +595,121 @@ mod tests {
     }
 
     #[test]
-    fn connections_answering_a_request_are_never_closed_and_then_the_newcomer_is_refused() {
-        let table = Table::new(2, 2, 1000);
-        let a = table.admit(ip(1)).expect("room").slot;
-        let b = table.admit(ip(2)).expect("room").slot;
+    fn a_new_connection_is_not_closed_for_a_newcomer_during_its_grace_the_newcomer_waits() {
+        let table = new_table(10, 2, 1000, 200);
+        let a = admitted(table.admit(ip(1))).slot;
+        let b = admitted(table.admit(ip(1))).slot;
+        // Both are new and unserved: the third waits until the first one's grace ends.
+        let (retry, refusal) = waits(table.admit(ip(1)));
+        assert_eq!(refusal, Refusal::PeerAllBusy);
+        assert!(retry <= a.shared.opened + Duration::from_millis(200));
+        assert!(!closed(&a) && !closed(&b));
+        // Once `b` is served, it may make room at once.
+        b.handle().answered(true);
+        let c = admitted(table.admit(ip(1)));
+        assert_eq!(c.evicted, Some(Eviction::MaxConnectionsPerPeer));
+        assert!(closed(&b) && !closed(&a));
+        // An unserved connection past its grace may be closed too.
+        std::thread::sleep(Duration::from_millis(220));
+        c.slot.handle().answered(true);
+        c.slot.shared.activity.touch();
+        let d = admitted(table.admit(ip(1)));
+        assert_eq!(d.evicted, Some(Eviction::MaxConnectionsPerPeer));
+        assert!(closed(&a), "past its grace and never served");
+    }
+
+    #[test]
+    fn connections_answering_a_request_are_never_closed_and_the_newcomer_waits() {
+        let table2 = new_table(2, 2, 1000, 2000);
+        let a = served(&table2, ip(1));
+        let b = served(&table2, ip(2));
         let busy_a = InFlight::new(a.shared.answering.clone());
         let busy_b = InFlight::new(b.shared.answering.clone());
-        assert_eq!(table.admit(ip(3)).err(), Some(Refusal::AllBusy));
-        assert_eq!(table.admit(ip(1)).err(), Some(Refusal::AllBusy));
-        let table2 = Table::new(10, 1, 1000);
-        let p = table2.admit(ip(1)).expect("room").slot;
+        assert_eq!(waits(table2.admit(ip(3))).1, Refusal::AllBusy);
+        assert_eq!(waits(table2.admit(ip(1))).1, Refusal::AllBusy);
+        let t = new_table(10, 1, 1000, 2000);
+        let p = served(&t, ip(1));
         let busy_p = InFlight::new(p.shared.answering.clone());
-        assert_eq!(table2.admit(ip(1)).err(), Some(Refusal::PeerAllBusy));
-        assert!(table2.admit(ip(2)).is_ok(), "other peers still get in");
+        assert_eq!(waits(t.admit(ip(1))).1, Refusal::PeerAllBusy);
+        admitted(t.admit(ip(2)));
         drop(busy_p);
-        assert!(table2.admit(ip(1)).is_ok());
+        admitted(t.admit(ip(1)));
         // Once `b` has answered, it is the one to go.
         drop(busy_b);
-        let c = table.admit(ip(3)).expect("room made");
+        let c = admitted(table2.admit(ip(3)));
         assert_eq!(c.evicted, Some(Eviction::MaxConnections));
         assert!(closed(&b) && !closed(&a));
         drop(busy_a);
     }
 
     #[test]
-    fn an_address_opening_connections_too_fast_is_refused_and_others_are_not() {
-        // 10 a second: a burst of 20, then one every 100 ms.
-        let table = Table::new(1000, 1000, 10);
-        let mut kept = Vec::new();
+    fn served_connections_spend_no_budget_and_unserved_ones_do() {
+        // 10 a second: a budget of 20.
+        let table = new_table(1000, 1000, 10, 2000);
+        // 200 connections at once, each served: nothing is spent, nobody refused.
+        let burst: Vec<Slot> = (0..200).map(|_| served(&table, ip(1))).collect();
+        drop(burst);
+        served(&table, ip(1));
+        // 20 that close unserved spend the budget; the next is refused on accept.
         for _ in 0..20 {
-            kept.push(table.admit(ip(1)).expect("within the burst").slot);
+            drop(admitted(table.admit(ip(1))).slot);
         }
-        assert_eq!(table.admit(ip(1)).err(), Some(Refusal::PeerRate));
+        assert!(matches!(
+            table.admit(ip(1)),
+            Admission::Refused(Refusal::PeerRate)
+        ));
         assert!(
-            table.admit(ip(2)).is_ok(),
-            "another address has its own bucket"
+            matches!(table.admit(ip(2)), Admission::Admitted(_)),
+            "another address has its own budget"
         );
-        std::thread::sleep(Duration::from_millis(250));
-        assert!(table.admit(ip(1)).is_ok(), "refilled at 10 a second");
-        assert!(table.admit(ip(1)).is_ok());
-        assert_eq!(table.admit(ip(1)).err(), Some(Refusal::PeerRate));
+        std::thread::sleep(Duration::from_millis(150));
+        admitted(table.admit(ip(1))).slot.handle().answered(true);
+        assert!(
+            matches!(table.admit(ip(1)), Admission::Admitted(_)),
+            "refilled at 10 a second, and the served one spent nothing"
+        );
+    }
+
+    #[test]
+    fn an_authenticated_connection_does_not_count_towards_its_address_and_goes_last() {
+        let table = new_table(3, 1, 1000, 2000);
+        let api = admitted(table.admit(ip(1))).slot;
+        api.authenticate();
+        // Not counted: the same address gets its one unauthenticated place.
+        let other = served(&table, ip(1));
+        std::thread::sleep(Duration::from_millis(20));
+        api.shared.activity.touch();
+        let third = served(&table, ip(2));
+        std::thread::sleep(Duration::from_millis(20));
+        // The full table closes an unauthenticated connection, even a less quiet one.
+        api.shared.activity.touch();
+        std::thread::sleep(Duration::from_millis(20));
+        let d = admitted(table.admit(ip(3)));
+        assert_eq!(d.evicted, Some(Eviction::MaxConnections));
+        assert!(!closed(&api));
+        assert!(closed(&other));
+        drop((api, third, d));
+        // An authenticated connection that closes without a request spends nothing.
+        let t = new_table(10, 10, 1, 2000);
+        for _ in 0..10 {
+            let s = admitted(t.admit(ip(1))).slot;
+            s.authenticate();
+        }
+        assert!(matches!(t.admit(ip(1)), Admission::Admitted(_)));
     }
 
     #[test]
     fn a_closed_connection_frees_its_place_and_its_peers_count() {
-        let table = Table::new(2, 1, 1000);
-        let a = table.admit(ip(1)).expect("room").slot;
+        let table = new_table(2, 1, 1000, 2000);
+        let a = served(&table, ip(1));
         assert_eq!(table.open(), 1);
         drop(a);
         assert_eq!(table.open(), 0);
-        let b = table.admit(ip(1)).expect("room");
+        let b = admitted(table.admit(ip(1)));
         assert_eq!(b.evicted, None, "the peer's count went back to 0");
+        b.slot.handle().answered(true);
         // An evicted connection's slot dropping later removes nothing else.
-        let c = table.admit(ip(1)).expect("room made").slot;
+        let c = admitted(table.admit(ip(1))).slot;
         drop(b);
         assert_eq!(table.open(), 1);
         drop(c);

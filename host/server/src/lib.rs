@@ -185,12 +185,15 @@ impl Server {
         loader: Arc<dyn Loader>,
     ) -> Result<Server, ServeError> {
         let certs = Arc::new(tls::CertStore::load(&options.tls_cert, &options.tls_key)?);
-        let tls = Arc::new(certs.server_config()?);
         let l = loader.clone();
         let set = tokio::task::spawn_blocking(move || load_set(l.as_ref()))
             .await
             .map_err(|e| ServeError::Load(e.to_string().into()))?
             .map_err(ServeError::Load)?;
+        let tls = Arc::new(certs.server_config(
+            set.webhook.client_ca.as_deref(),
+            set.webhook.require_client_cert,
+        )?);
         let listener =
             TcpListener::bind(options.addr)
                 .await
@@ -212,16 +215,18 @@ impl Server {
         let lanes = lanes::Lanes::new(limits.workers, limits.max_in_flight).map_err(|e| {
             ServeError::Load(format!("cannot start the slow lane's threads: {e}").into())
         })?;
-        let connections = connections::Table::new(
-            limits.max_connections,
-            limits.max_connections_per_peer,
-            limits.connection_rate_per_peer,
-        );
-        let probe_connections = connections::Table::new(
-            PROBE_MAX_CONNECTIONS,
-            PROBE_MAX_CONNECTIONS_PER_PEER,
-            PROBE_CONNECTION_RATE_PER_PEER,
-        );
+        let connections = connections::Table::new(connections::TableLimits {
+            max: limits.max_connections,
+            max_per_peer: limits.max_connections_per_peer,
+            rate_per_peer: limits.connection_rate_per_peer,
+            grace: limits.new_connection_grace,
+        });
+        let probe_connections = connections::Table::new(connections::TableLimits {
+            max: PROBE_MAX_CONNECTIONS,
+            max_per_peer: PROBE_MAX_CONNECTIONS_PER_PEER,
+            rate_per_peer: PROBE_CONNECTION_RATE_PER_PEER,
+            grace: limits.new_connection_grace,
+        });
         Ok(Server {
             state: Arc::new(State {
                 set: ArcSwap::from_pointee(set),
@@ -273,7 +278,9 @@ impl Server {
         info!(addr = %options.addr, policies = state.set.load().policies.len(), "computeguard webhook serving");
         let watcher = tokio::spawn(watch(state.clone(), options.watch_interval));
         let acceptor = tokio_rustls::TlsAcceptor::from(tls);
-        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        // Each connection holds a receiver: `true` asks it to close gracefully, and the
+        // drain ends when every receiver is gone.
+        let (stop, stopping) = tokio::sync::watch::channel(false);
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             tokio::select! {
@@ -288,16 +295,19 @@ impl Server {
                         }
                     };
                     let table = &state.connections;
-                    let Some(slot) = register(&state, table, WEBHOOK_PORT, peer) else {
+                    // A newcomer that finds no room waits here (at most the grace),
+                    // holding later ones in the kernel's accept queue: the burst waits
+                    // instead of being refused (connections.rs).
+                    let Some(slot) = register(&state, table, WEBHOOK_PORT, peer).await else {
                         drop(tcp);
                         continue;
                     };
                     let _ = tcp.set_nodelay(true);
                     let acceptor = acceptor.clone();
                     let state = state.clone();
-                    let watcher = graceful.watcher();
+                    let stopping = stopping.clone();
                     tokio::spawn(async move {
-                        serve_connection(&state, tcp, peer, acceptor, watcher, &slot).await;
+                        serve_connection(&state, tcp, peer, acceptor, stopping, &slot).await;
                         drop(slot);
                         closed(&state, &state.connections, WEBHOOK_PORT);
                     });
@@ -309,8 +319,10 @@ impl Server {
         drop(listener);
         watcher.abort();
         info!("shutting down: draining in-flight requests");
+        drop(stopping);
+        let _ = stop.send(true);
         tokio::select! {
-            () = graceful.shutdown() => info!("drained"),
+            () = stop.closed() => info!("drained"),
             () = tokio::time::sleep(options.shutdown_timeout) => {
                 warn!(timeout = ?options.shutdown_timeout, "drain timed out; closing the remaining connections");
             }

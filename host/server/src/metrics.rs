@@ -107,6 +107,9 @@ pub struct Metrics {
     /// `computeguard_connections_evicted_total`: quiet connections closed to make room
     /// for a new one, by port and reason.
     pub connections_evicted: Family<ConnectionLabels, Counter>,
+    /// `computeguard_connections_waited_total`: new connections that waited for room
+    /// (every connection that could make room was new or answering) and got in.
+    pub connections_waited: Family<PortLabels, Counter>,
     /// `computeguard_template_cache_total`: requests whose name-blind policies answered
     /// from the template cache (hit) or evaluated the object's template (miss).
     pub templates: Family<TemplateLabels, Counter>,
@@ -126,6 +129,7 @@ impl Default for Metrics {
         let connections_open = Family::<PortLabels, Gauge>::default();
         let connections_refused = Family::<ConnectionLabels, Counter>::default();
         let connections_evicted = Family::<ConnectionLabels, Counter>::default();
+        let connections_waited = Family::<PortLabels, Counter>::default();
         let templates = Family::<TemplateLabels, Counter>::default();
         registry.register(
             "admission_requests",
@@ -160,13 +164,18 @@ impl Default for Metrics {
         );
         registry.register(
             "connections_refused",
-            "Connections closed on accept because every connection that could make room was answering a request, by port and reason",
+            "Connections closed on accept, by port and reason: all_busy and peer_all_busy when every connection that could make room stayed new or answering for newConnectionGraceMs, peer_rate when the address's connections closed unserved faster than connectionRatePerPeer",
             connections_refused.clone(),
         );
         registry.register(
             "connections_evicted",
             "Quiet connections closed to make room for a new one, by port and reason (max_connections, max_connections_per_peer)",
             connections_evicted.clone(),
+        );
+        registry.register(
+            "connections_waited",
+            "New connections that waited for room (every connection that could make room was new or answering) and got in, by port",
+            connections_waited.clone(),
         );
         registry.register(
             "template_cache",
@@ -184,6 +193,7 @@ impl Default for Metrics {
             connections_open,
             connections_refused,
             connections_evicted,
+            connections_waited,
             templates,
         }
     }

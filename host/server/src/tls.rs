@@ -46,6 +46,14 @@ pub enum TlsError {
         /// rustls's error.
         reason: String,
     },
+    /// The client CA file (`webhook.clientCA`) cannot be read or holds no usable CA.
+    #[error("cannot use the client CA `{path}` (webhook.clientCA): {reason}")]
+    ClientCa {
+        /// The CA file.
+        path: String,
+        /// What was wrong.
+        reason: String,
+    },
     /// rustls refused the server configuration, or the certificate lock was poisoned.
     #[error("TLS configuration: {0}")]
     Config(String),
@@ -107,12 +115,21 @@ impl CertStore {
     }
 
     /// The rustls server configuration (TLS 1.2 and 1.3, HTTP/2 and HTTP/1.1 by ALPN).
-    pub fn server_config(self: &Arc<Self>) -> Result<rustls::ServerConfig, TlsError> {
-        let mut cfg = rustls::ServerConfig::builder_with_provider(provider())
+    /// With `client_ca`, a client certificate it signed is verified and marks the
+    /// connection authenticated; `required` refuses a handshake without one.
+    pub fn server_config(
+        self: &Arc<Self>,
+        client_ca: Option<&Path>,
+        required: bool,
+    ) -> Result<rustls::ServerConfig, TlsError> {
+        let builder = rustls::ServerConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
-            .map_err(|e| TlsError::Config(e.to_string()))?
-            .with_no_client_auth()
-            .with_cert_resolver(self.clone());
+            .map_err(|e| TlsError::Config(e.to_string()))?;
+        let builder = match client_ca {
+            None => builder.with_no_client_auth(),
+            Some(path) => builder.with_client_cert_verifier(client_verifier(path, required)?),
+        };
+        let mut cfg = builder.with_cert_resolver(self.clone());
         cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(cfg)
     }
@@ -122,6 +139,39 @@ impl ResolvesServerCert for CertStore {
     fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
         Some(self.current.load_full())
     }
+}
+
+/// The verifier of API server client certificates signed by the CA in `path`.
+fn client_verifier(
+    path: &Path,
+    required: bool,
+) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, TlsError> {
+    let shown = path.display().to_string();
+    let bad = |reason: String| TlsError::ClientCa {
+        path: shown.clone(),
+        reason,
+    };
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .map_err(|e| bad(e.to_string()))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| bad(e.to_string()))?;
+    if certs.is_empty() {
+        return Err(bad("it holds no PEM certificate".into()));
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in certs {
+        roots
+            .add(cert)
+            .map_err(|e| bad(format!("not a usable CA certificate: {e}")))?;
+    }
+    let builder =
+        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider());
+    let builder = if required {
+        builder
+    } else {
+        builder.allow_unauthenticated()
+    };
+    builder.build().map_err(|e| bad(e.to_string()))
 }
 
 fn read_pair(cert_path: &Path, key_path: &Path) -> Result<CertifiedKey, TlsError> {

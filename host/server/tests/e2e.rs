@@ -32,6 +32,9 @@ mod hostile;
 #[path = "e2e/held.rs"]
 mod held;
 
+#[path = "e2e/burst.rs"]
+mod burst;
+
 // The plain-Pod fast path, in this binary rather than its own (each links wasmtime).
 #[path = "e2e/plain.rs"]
 mod plain;

@@ -10,12 +10,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The holder's address and a well-behaved second client's (all of 127.0.0.0/8 is
 /// loopback on Linux).
-const HOLDER: [u8; 4] = [127, 0, 0, 1];
-const SECOND: [u8; 4] = [127, 0, 0, 2];
+pub(crate) const HOLDER: [u8; 4] = [127, 0, 0, 1];
+pub(crate) const SECOND: [u8; 4] = [127, 0, 0, 2];
 
 impl Running {
     /// An HTTPS connection from `ip`.
-    async fn conn_from(&self, ip: [u8; 4]) -> Result<Connection, ClientError> {
+    pub(crate) async fn conn_from(&self, ip: [u8; 4]) -> Result<Connection, ClientError> {
         let socket = tokio::net::TcpSocket::new_v4()?;
         socket.bind(SocketAddr::from((ip, 0)))?;
         let tcp = socket.connect(self.addr).await?;
@@ -24,7 +24,7 @@ impl Running {
 
     /// A plain-HTTP GET on the probe port, on a new connection, as the kubelet does:
     /// the status line's code and the time to the answer.
-    async fn probe(&self, path: &str) -> (u16, Duration) {
+    pub(crate) async fn probe(&self, path: &str) -> (u16, Duration) {
         let asked = Instant::now();
         let mut tcp = tokio::net::TcpStream::connect(self.probe)
             .await
@@ -43,7 +43,7 @@ impl Running {
         (code, asked.elapsed())
     }
 
-    async fn metrics(&self) -> String {
+    pub(crate) async fn metrics(&self) -> String {
         let mut tcp = tokio::net::TcpStream::connect(self.probe)
             .await
             .expect("probe port");
@@ -221,9 +221,10 @@ async fn one_address_cannot_take_the_whole_budget() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_newcomer_is_refused_only_when_every_connection_it_could_replace_is_answering() {
     // Two requests from the holder are being evaluated (the runaway policy spins until
-    // the 1.5 s deadline): the holder's third connection has nothing to replace.
+    // the 1.5 s deadline): the holder's third connection has nothing to replace, and
+    // waits for room at most its grace (300 ms here), then is refused.
     let s = start(json!({"runaway": true, "webhook": {"limits": {
-        "maxConnectionsPerPeer": 2, "evaluationTimeoutMs": 1500}}}))
+        "maxConnectionsPerPeer": 2, "evaluationTimeoutMs": 1500, "newConnectionGraceMs": 300}}}))
     .await;
     let mut busy = Vec::new();
     for i in 0..2 {
@@ -281,45 +282,5 @@ async fn a_request_body_that_never_arrives_is_answered_408_and_its_connection_cl
     let text = String::from_utf8_lossy(&buf);
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
     assert!(text.contains("bodyReadTimeoutMs"), "{text}");
-    s.shutdown().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_address_that_reopens_as_fast_as_it_can_is_slowed_to_its_connection_rate() {
-    // 2 a second, bursts of 4: of 12 connections opened in a row, the holder keeps the
-    // burst and what refilled while it opened them; the rest are closed on accept.
-    let s = start(json!({"webhook": {"limits": {"connectionRatePerPeer": 2}}})).await;
-    let mut opened = 0;
-    let mut refused = 0;
-    let began = Instant::now();
-    for _ in 0..12 {
-        let served = match s.conn_from(HOLDER).await {
-            Ok(mut c) => c.get("/healthz").await.is_ok(),
-            Err(_) => false,
-        };
-        if served {
-            opened += 1;
-        } else {
-            refused += 1;
-        }
-    }
-    let refilled = (began.elapsed().as_secs_f64() * 2.0).ceil() as usize;
-    assert!(
-        opened >= 4 && opened <= 4 + refilled,
-        "{opened} opened in {:?}",
-        began.elapsed()
-    );
-    assert!(refused > 0, "{opened} opened in {:?}", began.elapsed());
-    // Another address is not slowed, and the probes answer.
-    let mut second = s.conn_from(SECOND).await.expect("never refused");
-    assert!(second.get("/healthz").await.is_ok());
-    assert_eq!(s.probe("/readyz").await.0, 200);
-    let metrics = s.metrics().await;
-    assert!(
-        metrics.contains(&format!(
-            r#"computeguard_connections_refused_total{{port="webhook",reason="peer_rate"}} {refused}"#
-        )),
-        "{metrics}"
-    );
     s.shutdown().await;
 }
