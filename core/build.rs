@@ -65,10 +65,11 @@ fn main() {
             }
         }
         let row = format!(
-            "SkuFacts {{ name: {name:?}, series: {series:?}, category: {category:?}, vendor: {vendor:?}, gpu_model: {model:?}, architecture: {arch:?}, compute_capability: {cc:?}, gpu_count: {count:?}, vcpus: {vcpus:?}, memory_gib: {memory:?}, family: None, infiniband: {ib:?}, rdma: {rdma:?}, isolated: {iso:?}, status: {status:?}, retirement_date: {retirement:?}, mig_capable: {mig:?}, aks_supported: {aks:?}, kaito_supported: {kaito:?}, requires_approval: {appr:?}, online_endpoint: {ep:?}, ml_skip_reservation: {skip:?}, sources: &{sources:?}, overridden: &[] }}",
+            "SkuFacts {{ name: {name:?}, series: {series:?}, category: {category:?}, vendor: {vendor:?}, gpu_model: {model:?}, architecture: {arch:?}, compute_capability: {cc:?}, gpu_count: {count:?}, gpu_memory_gib: {gpu_memory:?}, vcpus: {vcpus:?}, memory_gib: {memory:?}, family: None, infiniband: {ib:?}, rdma: {rdma:?}, isolated: {iso:?}, status: {status:?}, retirement_date: {retirement:?}, mig_capable: {mig:?}, aks_supported: {aks:?}, kaito_supported: {kaito:?}, requires_approval: {appr:?}, online_endpoint: {ep:?}, ml_skip_reservation: {skip:?}, sources: &{sources:?}, overridden: &[] }}",
             series = text(&s["series"]).unwrap_or_default(),
             vcpus = s["vcpus"].as_u64().filter(|v| *v > 0),
             memory = s["memory_gib"].as_f64(),
+            gpu_memory = gpu["memory_gib_total"].as_f64().filter(|m| *m > 0.0),
             category = text(&s["category"]).unwrap_or_default(),
             ib = ic["infiniband"].as_bool().unwrap_or(false),
             rdma = ic["rdma"].as_bool().unwrap_or(false),

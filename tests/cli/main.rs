@@ -24,6 +24,7 @@ mod init;
 mod inputs;
 mod kaito;
 mod layout;
+mod plan;
 mod registry;
 mod report_html;
 mod sdk;

@@ -36,6 +36,9 @@ pub struct SkuFacts {
     /// GPUs per VM (fractions for partial GPUs, 0 for sizes without GPUs); none when
     /// not known (a size an overlay adds without GPU facts). Never guessed.
     pub gpu_count: Option<f64>,
+    /// Accelerator memory per VM in GiB, all its GPUs together, as published (the size
+    /// tables' "Accelerator-Memory" column); none when not known. Never guessed.
+    pub gpu_memory_gib: Option<f64>,
     /// vCPUs per VM; none when not known.
     pub vcpus: Option<u64>,
     /// Memory per VM in GiB; none when not known.

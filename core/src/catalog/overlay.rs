@@ -248,6 +248,7 @@ fn blank(name: &'static str) -> SkuFacts {
         architecture: None,
         compute_capability: None,
         gpu_count: None,
+        gpu_memory_gib: None,
         vcpus: None,
         memory_gib: None,
         family: None,

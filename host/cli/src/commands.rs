@@ -7,6 +7,7 @@ pub mod explain;
 pub mod init;
 pub mod inspect;
 pub mod new;
+pub mod plan;
 pub mod policies;
 pub mod registry;
 pub mod rules;

@@ -10,6 +10,7 @@ pub mod baseline;
 mod commands;
 /// `computeguard.yaml`, from the policy-set layer (`computeguard_policyset::config`).
 pub use computeguard_policyset::config;
+pub mod plan;
 pub mod policies;
 pub mod progress;
 pub mod report;
@@ -38,6 +39,9 @@ pub enum Command {
     /// Check Kubernetes manifests, Azure ML YAML, ARM templates, Bicep and Terraform files,
     /// and exports of what runs (directories are walked, honouring .gitignore).
     Check(commands::check::CheckArgs),
+    /// For each GPU resource, the sizes and regions it could move to that pass every rule,
+    /// each verified by the same evaluation as `check`.
+    Plan(commands::plan::PlanArgs),
     /// Compile a rule pack into a self-contained policy component.
     Build(commands::build::BuildArgs),
     /// Run a rule pack's own test cases through its compiled component.
@@ -91,6 +95,7 @@ pub fn run() -> ExitCode {
     quiet_broken_pipe(matches!(cli.command, Command::Check(_) | Command::Test(_)));
     let result = match cli.command {
         Command::Check(a) => commands::check::run(a),
+        Command::Plan(a) => commands::plan::run(a),
         Command::Build(a) => commands::build::run(a),
         Command::Test(a) => commands::test::run(a),
         Command::Explain(a) => commands::explain::run(a),

@@ -559,7 +559,7 @@ impl Scan<'_> {
     }
 
     /// Reads a file: at most `max_file_bytes`, valid UTF-8.
-    fn read(&self, input: &Input) -> Result<String, String> {
+    pub(crate) fn read(&self, input: &Input) -> Result<String, String> {
         use std::io::Read;
         if let Some(text) = &input.text {
             return Ok(text.clone());

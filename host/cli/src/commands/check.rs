@@ -71,28 +71,80 @@ pub struct CheckArgs {
     pub max_file_mib: u32,
 }
 
-pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
-    let mut config = load_config(args.config.as_ref())?;
+/// What `check` sets up before it evaluates, and `plan` evaluates with too: the
+/// configuration (with the workspace region the files state), the evaluation date, the
+/// inputs, the policies with the change-wide settings (quota sums, cross-file facts) and
+/// the context they were given, the var and parameter files.
+pub(crate) struct Prepared {
+    pub config: crate::config::Config,
+    pub as_of: String,
+    /// The paths as given (`.` when none), with the templates `.bicepparam` files name.
+    pub paths: Vec<PathBuf>,
+    pub files: Vec<scan::Input>,
+    pub skipped: Vec<crate::report::Skipped>,
+    pub loaded: Vec<policies::Loaded>,
+    pub context: Option<computeguard_policyset::context::LoadedContext>,
+    pub var_files: Vec<(PathBuf, serde_json::Value)>,
+    pub param_files: Vec<scan::ParamFile>,
+    pub max_file_bytes: u64,
+}
+
+/// The options [`prepare`] reads, as `check` and `plan` take them.
+pub(crate) struct PrepareArgs<'a> {
+    pub paths: &'a [PathBuf],
+    pub stdin_filename: Option<&'a str>,
+    pub config: Option<&'a PathBuf>,
+    pub policies: &'a [crate::config::PolicyRef],
+    pub as_of: Option<&'a str>,
+    pub var_files: &'a [PathBuf],
+    pub param_files: &'a [PathBuf],
+    pub memory_limit_mib: u32,
+    pub max_file_mib: u32,
+}
+
+impl Prepared {
+    /// A scan of the inputs with the loaded policies, as `check` runs it.
+    pub fn scan(&self) -> scan::Scan<'_> {
+        scan::Scan {
+            policies: &self.loaded,
+            config: &self.config,
+            as_of: self.as_of.clone(),
+            max_file_bytes: self.max_file_bytes,
+            var_files: self.var_files.clone(),
+            param_files: self.param_files.clone(),
+        }
+    }
+
+    /// A scan without policies, for the native pre-passes (quota sums, cross-file facts).
+    pub fn reader(&self) -> scan::Scan<'_> {
+        scan::Scan {
+            policies: &[],
+            ..self.scan()
+        }
+    }
+}
+
+pub(crate) fn prepare(args: &PrepareArgs<'_>) -> anyhow::Result<Prepared> {
+    let mut config = load_config(args.config)?;
     let as_of = args
         .as_of
-        .clone()
+        .map(str::to_string)
         .or_else(|| config.as_of.clone())
         .unwrap_or_else(today);
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
-        args.paths.clone()
+        args.paths.to_vec()
     };
-    let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
     let max_file_bytes = u64::from(args.max_file_mib) << 20;
     // Parameters files named among the paths apply as `--param-file`s do (before them); a
     // `.bicepparam` named alone brings the template it is `using`.
     let (mut param_files, targets) = scan::named_param_files(&paths)?;
-    for p in &args.param_files {
+    for p in args.param_files {
         param_files.push(scan::read_param_file(p)?);
     }
     let paths: Vec<PathBuf> = paths.into_iter().chain(targets).collect();
-    let (files, skipped) = scan::collect(&paths, args.stdin_filename.as_deref(), max_file_bytes)?;
+    let (files, skipped) = scan::collect(&paths, args.stdin_filename, max_file_bytes)?;
     // An Azure ML workspace among the files gives its region to the deployments and jobs,
     // whose files name none; one region only (several workspaces: the configuration's).
     let regions = scan::Scan {
@@ -110,9 +162,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     let engine = crate::engine_with(crate::EngineLimits {
         memory_limit_mib: args.memory_limit_mib,
     })?;
-    let (mut loaded, context) = policies::load_all_with_context(&engine, &config, &args.policies)?;
+    let (mut loaded, context) = policies::load_all_with_context(&engine, &config, args.policies)?;
     // A `.tfvars` named among the paths is a var file too, after the `--var-file`s.
-    let mut var_file_paths = args.var_files.clone();
+    let mut var_file_paths = args.var_files.to_vec();
     var_file_paths.extend(scan::named_var_files(&paths));
     let var_files = var_file_paths
         .iter()
@@ -146,18 +198,46 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         .change_facts(&files);
         scan::change::give_to_builtin(&mut loaded, &facts);
     }
-    let scan = scan::Scan {
-        policies: &loaded,
-        config: &config,
+    Ok(Prepared {
+        config,
         as_of,
-        max_file_bytes,
+        paths,
+        files,
+        skipped,
+        loaded,
+        context,
         var_files,
         param_files,
-    };
-    for warning in scan.var_file_warnings(&files) {
+        max_file_bytes,
+    })
+}
+
+pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
+    let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
+    let prepared = prepare(&PrepareArgs {
+        paths: &args.paths,
+        stdin_filename: args.stdin_filename.as_deref(),
+        config: args.config.as_ref(),
+        policies: &args.policies,
+        as_of: args.as_of.as_deref(),
+        var_files: &args.var_files,
+        param_files: &args.param_files,
+        memory_limit_mib: args.memory_limit_mib,
+        max_file_mib: args.max_file_mib,
+    })?;
+    let Prepared {
+        config,
+        paths,
+        files,
+        skipped,
+        loaded,
+        ..
+    } = &prepared;
+    let scan = prepared.scan();
+    for warning in scan.var_file_warnings(files) {
         eprintln!("warning: {warning}");
     }
-    for warning in scan.param_file_warnings(&files) {
+    for warning in scan.param_file_warnings(files) {
         eprintln!("warning: {warning}");
     }
     let rules = loaded
@@ -176,9 +256,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         })
         .collect();
     let mut report = scan.run(
-        &files,
+        files,
         Report {
-            skipped,
+            skipped: skipped.clone(),
             rules,
             ..Report::default()
         },
@@ -193,7 +273,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         b.apply(&mut report, &path.display().to_string());
     }
     if report.summary.resources > 0 {
-        report.not_evaluated = not_evaluated(&config, &report);
+        report.not_evaluated = not_evaluated(config, &report);
     }
     let stdout = std::io::stdout();
     let opts = RenderOptions {
@@ -339,7 +419,7 @@ fn not_evaluated_line(list: &[NotEvaluated]) -> Option<String> {
 /// judges what several files add together. Only with usage lists in the context and the
 /// rule on; the context is installed in this process for the sums. `reader` (a scan without
 /// policies) reads the files as check does: its configuration, var files and parameter files.
-fn judge_quota_together(
+pub(crate) fn judge_quota_together(
     loaded: &mut [policies::Loaded],
     context: &computeguard_policyset::context::LoadedContext,
     reader: &scan::Scan<'_>,
@@ -356,6 +436,14 @@ fn judge_quota_together(
     if totals.is_empty() {
         return Ok(());
     }
+    give_quota_totals(loaded, &totals)
+}
+
+/// Sets `settings.quota.declaredInRun` of the built-in policies to `totals`.
+pub(crate) fn give_quota_totals(
+    loaded: &mut [policies::Loaded],
+    totals: &scan::quota::Totals,
+) -> anyhow::Result<()> {
     for l in loaded.iter_mut().filter(|l| l.builtin) {
         let mut settings = l.settings.clone();
         if let Some(object) = settings.as_object_mut() {
@@ -363,7 +451,7 @@ fn judge_quota_together(
                 .entry("quota")
                 .or_insert_with(|| serde_json::json!({}));
             if let Some(quota) = quota.as_object_mut() {
-                quota.insert("declaredInRun".into(), serde_json::to_value(&totals)?);
+                quota.insert("declaredInRun".into(), serde_json::to_value(totals)?);
             }
         }
         l.settings_text = settings.to_string();

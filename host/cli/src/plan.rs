@@ -1,0 +1,926 @@
+//! The alternatives of `computeguard plan`: for each GPU resource of a change, the VM
+//! sizes (and regions) it could move to that pass every rule, each one verified by the
+//! same evaluation `check` runs.
+//!
+//! The pipeline, per resource:
+//!
+//! 1. **Candidates** come from the catalog: GPU sizes of the same vendor that are not
+//!    retired or retirement-announced at the evaluation date, of the same or a newer GPU
+//!    generation (compute capability), with at least the GPU memory of the current size
+//!    (or, for a KAITO workspace, what its preset needs), that run the CUDA version the
+//!    workload needs, keep InfiniBand for a distributed training workload and avoid it for
+//!    inference, and are isolated where isolation is required. Regions: the resource's own,
+//!    then `regions.allowed` (only when the file writes the region), kept where
+//!    `azure.skus` says the size is offered in the zones asked for. Ranked: fewest changes
+//!    (size only, then region only, then both), then closest in GPU count, GPU memory and
+//!    vCPUs, then name; at most [`MAX_EVALUATED`] are evaluated.
+//! 2. **Verification**: the size (and region) is written into the file's text at the
+//!    place the reader recorded, the edited text is read back (the resource must now have
+//!    the new size and region), and the file is evaluated again by [`Scan::run`] with the
+//!    change-wide settings recomputed for the edit (quota sums over every file). The engine
+//!    is the oracle: an alternative passes when it leaves no error or warning on the
+//!    resource besides the ones no evaluated size or region clears and that are not about
+//!    the size or region field (an idle minimum node count, a missing tag: listed as
+//!    `remaining`).
+//! 3. **Why it passes**, from the installed context: the zones `azure.skus` offers, the
+//!    free vCPUs `azure.usage` reports; "not known" where the configuration gives neither.
+//!
+//! Prices are not known yet (the cost issue): [`rank_key`] is the one place that orders
+//! alternatives, to which a price belongs once there is one.
+
+use crate::commands::check::Prepared;
+use crate::report::{Finding, Report, ResourceRef, Severity};
+use crate::scan::{Input, Scan};
+use computeguard_policy_core::catalog::{self, SkuFacts};
+use computeguard_policy_core::compute::Resource;
+use computeguard_policy_core::read;
+use serde::Serialize;
+
+/// Most candidates evaluated per resource (each is one evaluation of its file, plus the
+/// change-wide quota sums when `azure.usage` is configured).
+pub const MAX_EVALUATED: usize = 12;
+
+/// Most alternatives shown per resource.
+pub const MAX_SHOWN: usize = 3;
+
+/// One resource and what it could move to.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// The file as findings name it.
+    pub file: String,
+    /// Line of the size (else of the resource).
+    pub line: u32,
+    /// Index of the document within the file.
+    pub document: usize,
+    pub resource: ResourceRef,
+    /// How messages name it (`Azure ML compute cluster gpu-cluster`).
+    pub display: String,
+    pub current: Placement,
+    /// `planned`, `size-unresolved`, `size-unknown` (not in the catalog), `not-editable`
+    /// (the size or region is not written as a literal in this file) or `in-module`.
+    pub status: String,
+    /// Why there are no alternatives, for the statuses other than `planned`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The error and warning findings `check` reports on the resource now.
+    pub findings: Vec<FindingRef>,
+    /// Rules of those findings that no evaluated size or region clears and that are not
+    /// about the size or region field: still reported after any alternative.
+    pub remaining: Vec<String>,
+    /// The passing alternatives, best first (at most [`MAX_SHOWN`]).
+    pub alternatives: Vec<Alternative>,
+    /// When no alternative passes: the best candidates evaluated and the rules they still
+    /// break (at most [`MAX_SHOWN`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<Rejected>,
+    /// Candidates the catalog gave, and how many of them were evaluated.
+    pub candidates: usize,
+    pub evaluated: usize,
+}
+
+/// A candidate that was evaluated and does not pass.
+#[derive(Clone, Debug, Serialize)]
+pub struct Rejected {
+    pub size: String,
+    pub region: Option<String>,
+    /// The rules it breaks on the resource.
+    pub rules: Vec<String>,
+}
+
+/// A size and region.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Placement {
+    /// VM size as the file writes it (`null` when unresolved).
+    pub size: Option<String>,
+    /// Region (programmatic name), `null` when the file states none.
+    pub region: Option<String>,
+    /// Availability zones asked for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
+}
+
+/// A finding, as plan lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct FindingRef {
+    pub rule: String,
+    pub severity: Severity,
+    pub line: u32,
+    pub message: String,
+}
+
+/// One alternative that passes.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Alternative {
+    pub size: String,
+    pub region: Option<String>,
+    /// What changes: `size Standard_NC6s_v3 -> Standard_NC4as_T4_v3`, `region ...`.
+    pub changes: Vec<String>,
+    /// The GPU: `Turing (compute capability 7.5), 1 GPU, 16 GiB GPU memory, 4 vCPUs`.
+    pub gpu: String,
+    /// Where the subscription offers it, from `azure.skus` (`offered in eastus2, zones
+    /// 1-3`); `not known` without it.
+    pub offer: String,
+    /// Free quota of its family, from `azure.usage` (`96 vCPUs free of family ...`); `not
+    /// known` without it.
+    pub quota: String,
+    /// Rules the alternative clears.
+    pub clears: Vec<String>,
+    /// The edits that make it, in the file's text: on line `line`, `from` becomes `to`.
+    pub edits: Vec<TextEdit>,
+}
+
+/// One replacement in a file's text.
+#[derive(Clone, Debug, Serialize)]
+pub struct TextEdit {
+    /// 1-based line of the replaced text.
+    pub line: u32,
+    pub from: String,
+    pub to: String,
+}
+
+/// What plan found over a change.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub resources: Vec<Entry>,
+    pub summary: PlanSummary,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanSummary {
+    /// Resources listed.
+    pub resources: usize,
+    /// Of them, with an error or warning finding.
+    pub with_findings: usize,
+    /// Of those, without a passing alternative.
+    pub without_alternative: usize,
+    pub as_of: String,
+    pub max_evaluated: usize,
+}
+
+/// A resource of the change that plan considers, where it is written.
+struct Target {
+    input: usize,
+    document: usize,
+    /// Pointer of the unit (a `List` item) within the document.
+    prefix: String,
+    resource: Resource,
+    line: u32,
+}
+
+/// A size and region to try.
+#[derive(Clone, Debug)]
+struct Candidate {
+    sku: &'static SkuFacts,
+    /// A new region, or `None` to keep the resource's.
+    region: Option<String>,
+}
+
+/// Plans every GPU resource of `prepared`'s inputs; with `only_findings`, only those with
+/// an error or warning finding.
+pub(crate) fn plan(prepared: &mut Prepared, only_findings: bool) -> Plan {
+    install_context(prepared);
+    let files = prepared.files.clone();
+    let before = prepared.scan().run(&files, Report::default());
+    let targets = targets(&prepared.reader(), &files);
+    let mut entries = Vec::new();
+    for t in targets {
+        let entry = plan_one(prepared, &files, &before, &t);
+        if only_findings && entry.findings.is_empty() {
+            continue;
+        }
+        entries.push(entry);
+    }
+    let with_findings = entries.iter().filter(|e| !e.findings.is_empty()).count();
+    let without_alternative = entries
+        .iter()
+        .filter(|e| !e.findings.is_empty() && e.alternatives.is_empty())
+        .count();
+    Plan {
+        summary: PlanSummary {
+            resources: entries.len(),
+            with_findings,
+            without_alternative,
+            as_of: prepared.as_of.clone(),
+            max_evaluated: MAX_EVALUATED,
+        },
+        resources: entries,
+    }
+}
+
+/// Installs the context in this process (the catalog overlays, the subscription's facts)
+/// so that candidates and explanations read what the policies read. `check` may have done
+/// so already (for the quota sums).
+fn install_context(prepared: &Prepared) {
+    let Some(context) = &prepared.context else {
+        return;
+    };
+    if computeguard_policy_core::context::azure().is_some() {
+        return;
+    }
+    if let Ok(parsed) = computeguard_policy_core::context::parse(context.context.json()) {
+        let _ = computeguard_policy_core::context::install(parsed);
+    }
+}
+
+/// The resources plan considers: those with a GPU size, a size unknown to the catalog in a
+/// GPU family, or a size left to deploy time; read as check reads them, top-level files
+/// only (a module's resources are planned through... nothing: listed as `in-module`).
+fn targets(reader: &Scan<'_>, files: &[Input]) -> Vec<Target> {
+    let expander = reader.expander(files);
+    let mut out = Vec::new();
+    for (i, input) in files.iter().enumerate() {
+        let Ok(text) = reader.read(input) else {
+            continue;
+        };
+        let Ok((docs, source)) = expander.decode_named(input, &text) else {
+            continue;
+        };
+        for (name, doc) in docs {
+            if name != input.name {
+                continue;
+            }
+            let units: Vec<(String, serde_json::Value)> = match read::parts(&doc.value) {
+                Some(parts) => parts
+                    .into_iter()
+                    .map(|(p, v)| (p, v.into_owned()))
+                    .collect(),
+                None => vec![(String::new(), doc.value.clone())],
+            };
+            for (prefix, value) in units {
+                for r in read::normalize(&value, source) {
+                    if !considered(&r) {
+                        continue;
+                    }
+                    let at = r
+                        .fields
+                        .get("sku")
+                        .map_or_else(|| r.pointer.clone(), Clone::clone);
+                    let line = doc
+                        .positions
+                        .locate(&format!("{prefix}{at}"))
+                        .map_or(0, |s| s.line);
+                    out.push(Target {
+                        input: i,
+                        document: doc.index,
+                        prefix: prefix.clone(),
+                        resource: r,
+                        line,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A GPU resource: a GPU size, a size in a GPU family the catalog lacks, or a size left to
+/// deploy time on something that runs GPU work or is a pool, cluster or VM.
+fn considered(r: &Resource) -> bool {
+    match &r.sku {
+        Some(s) => match catalog::sku(s) {
+            Some(f) => f.category == "gpu",
+            None => catalog::sku_gpu_family(s),
+        },
+        None => {
+            r.unresolved.iter().any(|f| f == "sku")
+                && (r.kind != "k8s-workload" || r.gpu_requests > 0.0)
+        }
+    }
+}
+
+fn same_resource(f: &Finding, file: &str, document: usize, r: &Resource) -> bool {
+    f.file == file
+        && f.document == document
+        && f.resource.kind == r.kind
+        && f.resource.name == computeguard_policy_core::eval::display_name(r)
+}
+
+fn blocking(f: &Finding) -> bool {
+    matches!(f.severity, Severity::Error | Severity::Warning)
+}
+
+fn plan_one(prepared: &mut Prepared, files: &[Input], before: &Report, t: &Target) -> Entry {
+    let input = &files[t.input];
+    let r = &t.resource;
+    let findings: Vec<&Finding> = before
+        .findings
+        .iter()
+        .filter(|f| blocking(f) && same_resource(f, &input.name, t.document, r))
+        .collect();
+    let mut entry = Entry {
+        file: input.name.clone(),
+        line: t.line,
+        document: t.document,
+        resource: ResourceRef {
+            kind: r.kind.clone(),
+            name: computeguard_policy_core::eval::display_name(r),
+        },
+        display: r.display.clone(),
+        current: Placement {
+            size: r.sku.clone(),
+            region: r.region.clone(),
+            zones: r.zones.clone(),
+        },
+        status: "planned".into(),
+        note: None,
+        findings: findings
+            .iter()
+            .map(|f| FindingRef {
+                rule: f.rule.clone(),
+                severity: f.severity,
+                line: f.line,
+                message: f.message.clone(),
+            })
+            .collect(),
+        remaining: Vec::new(),
+        alternatives: Vec::new(),
+        rejected: Vec::new(),
+        candidates: 0,
+        evaluated: 0,
+    };
+    let Some(sku) = r.sku.as_deref() else {
+        entry.status = "size-unresolved".into();
+        entry.note = Some(
+            "size unresolved: it is known only at deploy time (a variable or parameter without a value); no alternatives"
+                .into(),
+        );
+        return entry;
+    };
+    let Some(current) = catalog::sku(sku) else {
+        entry.status = "size-unknown".into();
+        entry.note = Some(format!(
+            "size `{sku}` is not in the catalog: its GPU, memory and generation are unknown, so no alternative can be shown to be at least as capable; add it with a catalog overlay"
+        ));
+        return entry;
+    };
+    let Ok(text) = prepared.reader().read(input) else {
+        return entry;
+    };
+    let sku_at = r.fields.get("sku").map(|p| format!("{}{p}", t.prefix));
+    let region_at = r
+        .fields
+        .get("region")
+        .filter(|_| r.region.is_some())
+        .map(|p| format!("{}{p}", t.prefix));
+    let Some(sku_at) = sku_at else {
+        entry.status = "not-editable".into();
+        entry.note = Some("the reader recorded no place for the size in this file".into());
+        return entry;
+    };
+    let regions = if region_at.is_some() {
+        other_regions(prepared, r)
+    } else {
+        Vec::new()
+    };
+    let candidates = candidates(r, current, &prepared.as_of, &regions);
+    entry.candidates = candidates.len();
+    // Each candidate evaluated: its findings on the resource, or why it could not be tried.
+    let mut tried: Vec<(Candidate, Vec<TextEdit>, Vec<Finding>)> = Vec::new();
+    let mut not_editable = 0;
+    for c in budget(current, candidates) {
+        let Some((edited, edits)) =
+            edit(prepared, input, &text, t, &sku_at, region_at.as_deref(), &c)
+        else {
+            not_editable += 1;
+            continue;
+        };
+        let found = evaluate(prepared, files, t, edited);
+        tried.push((c, edits, found));
+    }
+    entry.evaluated = tried.len() + not_editable;
+    if tried.is_empty() && not_editable > 0 {
+        entry.status = "not-editable".into();
+        entry.note = Some(format!(
+            "the size is not written as a literal at its place in {} (a variable, a parameter, an expression): plan edits literal values only",
+            input.name
+        ));
+        return entry;
+    }
+    // A rule is about the choice when some evaluated size or region clears it, or when it
+    // points at the size or region itself; the others stay whatever the choice.
+    let at_choice =
+        |f: &Finding| f.path == sku_at || region_at.as_deref().is_some_and(|p| f.path == p);
+    let cleared_somewhere = |rule: &str| {
+        tried
+            .iter()
+            .any(|(_, _, found)| !found.iter().any(|f| f.rule == rule))
+    };
+    let mut remaining: Vec<String> = findings
+        .iter()
+        .filter(|f| !at_choice(f) && !cleared_somewhere(&f.rule))
+        .map(|f| f.rule.clone())
+        .collect();
+    remaining.sort();
+    remaining.dedup();
+    let now: Vec<String> = findings.iter().map(|f| f.rule.clone()).collect();
+    for (c, edits, found) in &tried {
+        if entry.alternatives.len() >= MAX_SHOWN {
+            break;
+        }
+        if found.iter().all(|f| remaining.contains(&f.rule)) {
+            let mut clears: Vec<String> = now
+                .iter()
+                .filter(|rule| !found.iter().any(|f| &f.rule == *rule))
+                .cloned()
+                .collect();
+            clears.sort();
+            clears.dedup();
+            let mut alternative = describe(r, current, c, clears);
+            alternative.edits.clone_from(edits);
+            entry.alternatives.push(alternative);
+        }
+    }
+    if entry.alternatives.is_empty() {
+        // What the best candidates tried still get, so that the reader sees why none passes.
+        entry.rejected = tried
+            .iter()
+            .take(MAX_SHOWN)
+            .map(|(c, _, found)| Rejected {
+                size: c.sku.name.to_string(),
+                region: c.region.clone(),
+                rules: {
+                    let mut rules: Vec<String> = found
+                        .iter()
+                        .filter(|f| !remaining.contains(&f.rule))
+                        .map(|f| f.rule.clone())
+                        .collect();
+                    rules.dedup();
+                    rules
+                },
+            })
+            .collect();
+    }
+    entry.remaining = remaining;
+    entry
+}
+
+/// The regions a resource could move to besides its own: `regions.allowed`, as
+/// programmatic names.
+fn other_regions(prepared: &Prepared, r: &Resource) -> Vec<String> {
+    let own = r
+        .region
+        .as_deref()
+        .map(computeguard_policy_core::region::normalize);
+    let mut out: Vec<String> = Vec::new();
+    for written in &prepared.config.regions_allowed {
+        let name = computeguard_policy_core::region::region(written).map_or_else(
+            || computeguard_policy_core::region::normalize(written),
+            |f| f.name.to_string(),
+        );
+        if Some(&name) != own.as_ref() && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// The compute capability as a number (`8.6` -> 8.6).
+fn capability(f: &SkuFacts) -> Option<f64> {
+    f.compute_capability.and_then(|c| c.parse().ok())
+}
+
+/// The candidates for `r` on `current`, ranked, before any evaluation.
+fn candidates(
+    r: &Resource,
+    current: &'static SkuFacts,
+    as_of: &str,
+    regions: &[String],
+) -> Vec<Candidate> {
+    let sizes: Vec<&'static SkuFacts> = catalog::skus()
+        .iter()
+        .map(|(_, f)| f)
+        .filter(|f| f.name == f.alias && f.category == "gpu")
+        .filter(|f| size_fits(r, current, f, as_of))
+        .collect();
+    let keep_current = size_fits(r, current, current, as_of) || !regions.is_empty();
+    let mut out: Vec<Candidate> = Vec::new();
+    for f in &sizes {
+        if f.name != current.name {
+            out.push(Candidate {
+                sku: f,
+                region: None,
+            });
+        }
+    }
+    for region in regions {
+        if keep_current {
+            out.push(Candidate {
+                sku: current,
+                region: Some(region.clone()),
+            });
+        }
+        for f in &sizes {
+            if f.name != current.name {
+                out.push(Candidate {
+                    sku: f,
+                    region: Some(region.clone()),
+                });
+            }
+        }
+    }
+    // Where the subscription's SKU list says a size is not offered (or not in the zones
+    // asked for), it is not tried there; a size the list does not name is (the rules say
+    // what is unknown).
+    if let Some(availability) =
+        computeguard_policy_core::context::azure().and_then(|a| a.availability.as_ref())
+    {
+        out.retain(|c| {
+            let Some(region) = c.region.as_deref().or(r.region.as_deref()) else {
+                return true;
+            };
+            matches!(
+                availability.offer(c.sku.name, region, &r.zones),
+                computeguard_policy_core::azure::OfferAnswer::Offered
+                    | computeguard_policy_core::azure::OfferAnswer::Unknown
+            )
+        });
+    }
+    out.sort_by(|a, b| {
+        rank_key(current, a)
+            .partial_cmp(&rank_key(current, b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.sku.name.cmp(b.sku.name))
+            .then_with(|| a.region.cmp(&b.region))
+    });
+    out
+}
+
+/// The candidates evaluated, at most [`MAX_EVALUATED`]: taken in turn from each kind of
+/// change (size only, region only, both), best first within each, so that a resource whose
+/// region is at fault gets its region-only candidates tried even when many sizes come first.
+fn budget(current: &SkuFacts, ranked: Vec<Candidate>) -> Vec<Candidate> {
+    let mut tiers: [std::collections::VecDeque<Candidate>; 3] = Default::default();
+    for c in ranked {
+        let tier = usize::from(rank_key(current, &c).0).min(2);
+        tiers[tier].push_back(c);
+    }
+    let mut out = Vec::new();
+    while out.len() < MAX_EVALUATED && tiers.iter().any(|t| !t.is_empty()) {
+        for tier in &mut tiers {
+            if out.len() < MAX_EVALUATED
+                && let Some(c) = tier.pop_front()
+            {
+                out.push(c);
+            }
+        }
+    }
+    out.sort_by(|a, b| {
+        rank_key(current, a)
+            .partial_cmp(&rank_key(current, b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.sku.name.cmp(b.sku.name))
+            .then_with(|| a.region.cmp(&b.region))
+    });
+    out
+}
+
+/// How a candidate ranks, lowest first: the changes it makes (size only before region
+/// only before both), then how far it is from the current size in GPU count, GPU memory
+/// and vCPUs. With prices (the cost issue) the price goes here, after the changes.
+fn rank_key(current: &SkuFacts, c: &Candidate) -> (u8, f64, f64, f64) {
+    let size_changed = c.sku.name != current.name;
+    let changes = match (size_changed, c.region.is_some()) {
+        (true, false) => 0,
+        (false, true) => 1,
+        _ => 2,
+    };
+    let gpus = (c.sku.gpu_count.unwrap_or(0.0) - current.gpu_count.unwrap_or(0.0)).abs();
+    let memory = (c.sku.gpu_memory_gib.unwrap_or(f64::MAX / 4.0)
+        - current.gpu_memory_gib.unwrap_or(0.0))
+    .abs();
+    let vcpus = (c.sku.vcpus.unwrap_or(0) as f64 - current.vcpus.unwrap_or(0) as f64).abs();
+    (changes, gpus, memory, vcpus)
+}
+
+/// Whether size `f` may replace `current` for `r`, by the catalog's facts alone.
+fn size_fits(r: &Resource, current: &SkuFacts, f: &SkuFacts, as_of: &str) -> bool {
+    let status = catalog::status_at(f, as_of);
+    if status == "retired" || status == "retirement_announced" || catalog::retired_at(f, as_of) {
+        return false;
+    }
+    if f.vendor != current.vendor || f.gpu_count.is_none_or(|n| n <= 0.0) {
+        return false;
+    }
+    // Same or newer generation: NVIDIA by compute capability, others by architecture.
+    match (capability(current), capability(f)) {
+        (Some(now), Some(then)) => {
+            if then < now {
+                return false;
+            }
+        }
+        _ => {
+            if f.architecture != current.architecture {
+                return false;
+            }
+        }
+    }
+    // The CUDA version the workload needs.
+    if let (Some(cuda), Some(cc)) = (r.cuda.as_deref(), f.compute_capability)
+        && catalog::cuda_supported(cc, cuda) == Some(false)
+    {
+        return false;
+    }
+    if r.isolation_required && !f.isolated {
+        return false;
+    }
+    // InfiniBand: kept for distributed training, never added for inference.
+    let training = r.workload == "training" || r.distributed;
+    if r.workload == "inference" && f.infiniband {
+        return false;
+    }
+    if training && current.infiniband && !f.infiniband {
+        return false;
+    }
+    // GPU memory: what the KAITO preset needs when there is one, else at least the
+    // current size's. A size whose GPU memory is unknown cannot be shown to be enough.
+    if r.kind == "kaito-workspace"
+        && let Some(preset) = r.preset.as_deref()
+    {
+        let fit = catalog::kaito::fit(preset, f.name, r.instance_count.unwrap_or(1), &r.workload);
+        return fit.answer != "insufficient";
+    }
+    match (current.gpu_memory_gib, f.gpu_memory_gib) {
+        (Some(now), Some(then)) => then >= now,
+        (Some(_), None) => false,
+        // The current size's GPU memory is unknown: at least as many GPUs.
+        (None, _) => f.gpu_count >= current.gpu_count,
+    }
+}
+
+/// The file's text with the candidate written in, read back: `None` when the size (or
+/// region) is not written literally at its place, or the edit does not read back as the
+/// candidate.
+fn edit(
+    prepared: &Prepared,
+    input: &Input,
+    text: &str,
+    t: &Target,
+    sku_at: &str,
+    region_at: Option<&str>,
+    c: &Candidate,
+) -> Option<(String, Vec<TextEdit>)> {
+    let reader = prepared.reader();
+    let expander = reader.expander(std::slice::from_ref(input));
+    let (docs, _) = expander.decode_named(input, text).ok()?;
+    let doc = docs
+        .iter()
+        .find(|(n, d)| *n == input.name && d.index == t.document)
+        .map(|(_, d)| d)?;
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let size_written = doc.value.pointer(sku_at)?.as_str()?;
+    if catalog::sku(size_written).map(|f| f.name)
+        != t.resource
+            .sku
+            .as_deref()
+            .and_then(|s| catalog::sku(s).map(|f| f.name))
+    {
+        return None;
+    }
+    if c.sku.name != catalog::sku(size_written)?.name {
+        edits.push(place(text, doc, sku_at, size_written, c.sku.name)?);
+    }
+    if let Some(region) = &c.region {
+        let at = region_at?;
+        let written = doc.value.pointer(at)?.as_str()?;
+        edits.push(place(text, doc, at, written, region)?);
+    }
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut out = text.to_string();
+    let mut shown = Vec::new();
+    for (start, end, new) in edits {
+        shown.push(TextEdit {
+            line: u32::try_from(text[..start].matches('\n').count() + 1).unwrap_or(u32::MAX),
+            from: text[start..end].to_string(),
+            to: new.clone(),
+        });
+        out.replace_range(start..end, &new);
+    }
+    shown.reverse();
+    // Read back: the resource now has the candidate's size and region.
+    let edited = Input {
+        text: Some(out.clone()),
+        ..input.clone()
+    };
+    let (docs, source) = expander.decode_named(&edited, &out).ok()?;
+    let doc = docs
+        .iter()
+        .find(|(n, d)| *n == input.name && d.index == t.document)
+        .map(|(_, d)| d)?;
+    let unit = if t.prefix.is_empty() {
+        doc.value.clone()
+    } else {
+        doc.value.pointer(&t.prefix)?.clone()
+    };
+    let back = read::normalize(&unit, source);
+    // The same resource: an object with several roles (a training job's `Master` and
+    // `Worker`) has one resource per role, told apart by where their size is written.
+    let r = back.iter().find(|b| {
+        b.kind == t.resource.kind
+            && b.name == t.resource.name
+            && b.pointer == t.resource.pointer
+            && b.role == t.resource.role
+            && b.fields.get("sku") == t.resource.fields.get("sku")
+    })?;
+    let size_ok = r.sku.as_deref().and_then(catalog::sku).map(|f| f.name) == Some(c.sku.name);
+    let region_ok = match &c.region {
+        Some(want) => r.region.as_deref() == Some(want.as_str()),
+        None => r.region == t.resource.region,
+    };
+    (size_ok && region_ok).then_some((out, shown))
+}
+
+/// The byte range of `written` at the node `pointer` locates (its key or itself), and the
+/// text to put there: the first whole-word occurrence within the next few lines.
+fn place(
+    text: &str,
+    doc: &computeguard_decode::Document,
+    pointer: &str,
+    written: &str,
+    new: &str,
+) -> Option<(usize, usize, String)> {
+    let span = doc.positions.locate(pointer)?;
+    let from = span.offset.min(text.len());
+    let window_end = text[from..]
+        .match_indices('\n')
+        .nth(3)
+        .map_or(text.len(), |(i, _)| from + i);
+    let window = text.get(from..window_end)?;
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    for (i, _) in window.match_indices(written) {
+        let start = from + i;
+        let end = start + written.len();
+        let before = text[..start].chars().next_back();
+        let after = text[end..].chars().next();
+        if !before.is_some_and(word) && !after.is_some_and(word) {
+            return Some((start, end, new.to_string()));
+        }
+    }
+    None
+}
+
+/// Evaluates the edited file as `check` would within the whole change: the quota sums
+/// over every file (with the edit) when `azure.usage` is configured, then the file.
+/// Returns the error and warning findings on the resource.
+fn evaluate(prepared: &mut Prepared, files: &[Input], t: &Target, text: String) -> Vec<Finding> {
+    let input = &files[t.input];
+    let edited = Input {
+        text: Some(text),
+        ..input.clone()
+    };
+    let quota = prepared
+        .context
+        .as_ref()
+        .is_some_and(|c| !c.usage_regions.is_empty())
+        && prepared.config.rules.get("quota-sufficient")
+            != Some(&computeguard_policyset::Level::Off);
+    let original = quota.then(|| settings_of(prepared));
+    if quota {
+        let change: Vec<Input> = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                if i == t.input {
+                    edited.clone()
+                } else {
+                    f.clone()
+                }
+            })
+            .collect();
+        let totals = prepared.reader().declared_quota(&change);
+        let _ = crate::commands::check::give_quota_totals(&mut prepared.loaded, &totals);
+    }
+    let report = prepared
+        .scan()
+        .run(std::slice::from_ref(&edited), Report::default());
+    if let Some(original) = original {
+        for (l, (settings, text)) in prepared.loaded.iter_mut().zip(original) {
+            l.settings = settings;
+            l.settings_text = text;
+        }
+    }
+    report
+        .findings
+        .into_iter()
+        .filter(|f| blocking(f) && same_resource(f, &input.name, t.document, &t.resource))
+        .collect()
+}
+
+fn settings_of(prepared: &Prepared) -> Vec<(serde_json::Value, String)> {
+    prepared
+        .loaded
+        .iter()
+        .map(|l| (l.settings.clone(), l.settings_text.clone()))
+        .collect()
+}
+
+/// An alternative with what it changes and why it passes.
+fn describe(r: &Resource, current: &SkuFacts, c: &Candidate, clears: Vec<String>) -> Alternative {
+    let mut changes = Vec::new();
+    if c.sku.name != current.name {
+        changes.push(format!("size {} -> {}", current.name, c.sku.name));
+    }
+    if let Some(region) = &c.region {
+        changes.push(format!(
+            "region {} -> {region}",
+            r.region.as_deref().unwrap_or("(none)")
+        ));
+    }
+    let f = c.sku;
+    let mut gpu = Vec::new();
+    match (f.architecture, f.compute_capability) {
+        (Some(a), Some(cc)) => gpu.push(format!("{a} (compute capability {cc})")),
+        (Some(a), None) => gpu.push(a.to_string()),
+        _ => gpu.push("architecture not known".into()),
+    }
+    if let Some(n) = f.gpu_count {
+        gpu.push(format!(
+            "{n} GPU{}",
+            if (n - 1.0).abs() < f64::EPSILON {
+                ""
+            } else {
+                "s"
+            }
+        ));
+    }
+    match f.gpu_memory_gib {
+        Some(m) => gpu.push(format!("{m} GiB GPU memory")),
+        None => gpu.push("GPU memory not known".into()),
+    }
+    if let Some(v) = f.vcpus {
+        gpu.push(format!("{v} vCPUs"));
+    }
+    let region = c
+        .region
+        .clone()
+        .or_else(|| r.region.clone())
+        .or_else(|| r.parent_region.clone())
+        .or_else(|| {
+            computeguard_policy_core::context::azure()
+                .and_then(|a| a.workspace_region.clone())
+                .filter(|_| computeguard_policy_core::context::takes_workspace_region(r))
+        });
+    let azure = computeguard_policy_core::context::azure();
+    let offer = match (azure.and_then(|a| a.availability.as_ref()), &region) {
+        (None, _) => "offer not known (no `azure.skus`)".to_string(),
+        (Some(_), None) => "offer not known (the region is not stated)".to_string(),
+        (Some(av), Some(region)) => match av.offer(f.name, region, &r.zones) {
+            computeguard_policy_core::azure::OfferAnswer::Offered => {
+                let mut zones: Vec<String> = av
+                    .sku(f.name)
+                    .iter()
+                    .flat_map(|o| o.zones_in(region).iter().cloned())
+                    .collect();
+                zones.sort();
+                zones.dedup();
+                if zones.is_empty() {
+                    format!("offered in {region} (no zones listed)")
+                } else {
+                    format!("offered in {region}, zones {}", zones.join(", "))
+                }
+            }
+            computeguard_policy_core::azure::OfferAnswer::Unknown => {
+                format!(
+                    "offer in {region} not known (`azure.skus` does not list {})",
+                    f.name
+                )
+            }
+            other => format!("not offered in {region} as asked ({other:?})"),
+        },
+    };
+    let quota = match (azure.and_then(|a| a.quota.as_ref()), &region) {
+        (None, _) => "quota not known (no `azure.usage`)".to_string(),
+        (Some(_), None) => "quota not known (the region is not stated)".to_string(),
+        (Some(q), Some(region)) => {
+            let family = azure
+                .and_then(|a| a.availability.as_ref())
+                .and_then(|av| av.sku(f.name).iter().find_map(|o| o.family.clone()))
+                .or_else(|| f.family.map(str::to_string));
+            match family {
+                None => format!("quota not known (the family of {} is not known)", f.name),
+                Some(family) => match q.free(region, &family) {
+                    computeguard_policy_core::azure::QuotaAnswer::Free { free, .. } => {
+                        format!("{free} vCPUs free of family {family} in {region}")
+                    }
+                    computeguard_policy_core::azure::QuotaAnswer::Unknown { reason } => {
+                        format!("quota not known ({reason})")
+                    }
+                },
+            }
+        }
+    };
+    Alternative {
+        size: f.name.to_string(),
+        region: c.region.clone(),
+        changes,
+        gpu: gpu.join(", "),
+        offer,
+        quota,
+        clears,
+        edits: Vec::new(),
+    }
+}
