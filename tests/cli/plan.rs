@@ -267,6 +267,63 @@ fn with_the_subscriptions_skus_the_best_alternative_is_in_another_region() {
     );
     let checked = every_alternative_passes_check(dir.path(), &plan, None, true);
     assert!(checked >= 1);
+    // `check --suggest` names it in the fix of the finding it clears.
+    let out = run_in(
+        dir.path(),
+        &["check", "--suggest", "--format", "json", "cluster.yml"],
+    )
+    .expect("check");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let fix = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["rule"] == "sku-available-in-region")
+        .and_then(|f| f["remediation"].as_str())
+        .expect("a sku-available-in-region finding")
+        .to_string();
+    assert!(
+        fix.ends_with(
+            " Best alternative: move to Standard_NC24ads_A100_v4 in eastus2: offered in eastus2, zones 1, 2, 3; 96 vCPUs free of family standardNCADSA100v4Family in eastus2 (computeguard plan)."
+        ),
+        "{fix}"
+    );
+}
+
+/// `check --suggest` adds the best alternative to the fix of the findings it clears, and
+/// leaves the others (an idle minimum no size clears) as they were.
+#[test]
+fn check_suggest_names_the_best_alternative_in_the_fix() {
+    let (_, report) = check_json(&[
+        "--suggest",
+        "--config",
+        "examples/computeguard.yaml",
+        "examples/azureml/gpu-cluster.yml",
+    ]);
+    let fix = |rule: &str| -> String {
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .find(|f| f["rule"] == rule)
+            .and_then(|f| f["remediation"].as_str())
+            .unwrap_or_else(|| panic!("no {rule}"))
+            .to_string()
+    };
+    assert!(
+        fix("sku-retired")
+            .ends_with(" Best alternative: move to Standard_NC4as_T4_v3 (computeguard plan)."),
+        "{}",
+        fix("sku-retired")
+    );
+    assert!(!fix("min-nodes-zero").contains("Best alternative"));
+    // Without the flag the fix is the rule's own.
+    let (_, plain) = check_json(&[
+        "--config",
+        "examples/computeguard.yaml",
+        "examples/azureml/gpu-cluster.yml",
+    ]);
+    assert!(!plain.to_string().contains("Best alternative"));
 }
 
 /// A size known only at deploy time is listed as unresolved, with no alternatives, and

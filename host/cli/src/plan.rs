@@ -212,6 +212,50 @@ pub(crate) fn plan(prepared: &mut Prepared, only_findings: bool) -> Plan {
     }
 }
 
+/// `check --suggest`: the fix of each finding the best alternative of its resource clears
+/// names that alternative, with the zones and free quota that make it pass where the
+/// context gives them. Only resources with an error or warning finding are planned, from
+/// the findings `report` already holds (no second pass over the change).
+pub(crate) fn suggest(prepared: &mut Prepared, report: &mut Report) {
+    install_context(prepared);
+    let files = prepared.files.clone();
+    for t in targets(&prepared.reader(), &files) {
+        let input = &files[t.input];
+        if !report
+            .findings
+            .iter()
+            .any(|f| blocking(f) && same_resource(f, &input.name, t.document, &t.resource))
+        {
+            continue;
+        }
+        let entry = plan_one(prepared, &files, report, &t);
+        let Some(best) = entry.alternatives.first() else {
+            continue;
+        };
+        let mut known: Vec<&str> = Vec::new();
+        if !best.offer.contains("not known") {
+            known.push(&best.offer);
+        }
+        if !best.quota.contains("not known") {
+            known.push(&best.quota);
+        }
+        let target = match &best.region {
+            Some(region) => format!("{} in {region}", best.size),
+            None => best.size.clone(),
+        };
+        let named = if known.is_empty() {
+            format!("move to {target} (computeguard plan)")
+        } else {
+            format!("move to {target}: {} (computeguard plan)", known.join("; "))
+        };
+        for f in report.findings.iter_mut().filter(|f| {
+            same_resource(f, &input.name, t.document, &t.resource) && best.clears.contains(&f.rule)
+        }) {
+            f.remediation = format!("{} Best alternative: {named}.", f.remediation);
+        }
+    }
+}
+
 /// Installs the context in this process (the catalog overlays, the subscription's facts)
 /// so that candidates and explanations read what the policies read. `check` may have done
 /// so already (for the quota sums).

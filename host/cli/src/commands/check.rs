@@ -63,6 +63,11 @@ pub struct CheckArgs {
     /// checked, a `.bicepparam` to the template its `using` names. Repeatable; later files win.
     #[arg(long = "param-file", value_name = "FILE")]
     pub param_files: Vec<PathBuf>,
+    /// Name the best alternative `computeguard plan` finds in the fix of each finding it
+    /// clears (each resource with findings is evaluated again with up to 12 candidate
+    /// sizes and regions; docs/plan.md).
+    #[arg(long)]
+    pub suggest: bool,
     /// Memory of each policy's sandbox, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = crate::DEFAULT_MEMORY_LIMIT_MIB, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub memory_limit_mib: u32,
@@ -214,7 +219,7 @@ pub(crate) fn prepare(args: &PrepareArgs<'_>) -> anyhow::Result<Prepared> {
 
 pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
-    let prepared = prepare(&PrepareArgs {
+    let mut prepared = prepare(&PrepareArgs {
         paths: &args.paths,
         stdin_filename: args.stdin_filename.as_deref(),
         config: args.config.as_ref(),
@@ -225,44 +230,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         memory_limit_mib: args.memory_limit_mib,
         max_file_mib: args.max_file_mib,
     })?;
-    let Prepared {
-        config,
-        paths,
-        files,
-        skipped,
-        loaded,
-        ..
-    } = &prepared;
-    let scan = prepared.scan();
-    for warning in scan.var_file_warnings(files) {
-        eprintln!("warning: {warning}");
+    let mut report = first_report(&prepared);
+    if args.suggest {
+        crate::plan::suggest(&mut prepared, &mut report);
     }
-    for warning in scan.param_file_warnings(files) {
-        eprintln!("warning: {warning}");
-    }
-    let rules = loaded
-        .iter()
-        .flat_map(|l| {
-            let info = l.policy.info();
-            info.rules.iter().map(move |r| RuleDoc {
-                id: r.id.clone(),
-                severity: r.severity.into(),
-                description: r.description.clone(),
-                rationale: r.rationale.clone(),
-                remediation: r.remediation.clone(),
-                policy: info.name.clone(),
-                documented: l.builtin,
-            })
-        })
-        .collect();
-    let mut report = scan.run(
-        files,
-        Report {
-            skipped: skipped.clone(),
-            rules,
-            ..Report::default()
-        },
-    );
+    let Prepared { config, paths, .. } = &prepared;
     report.summary.config_file = config.path.as_ref().map(|p| p.display().to_string());
     if let Some(path) = &args.write_baseline {
         // Everything found now is adopted (a `--baseline` given too is superseded).
@@ -358,6 +330,46 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             Outcome::Findings
         } else {
             Outcome::Clean
+        },
+    )
+}
+
+/// The scan's warnings on standard error, then the report of the prepared inputs.
+fn first_report(prepared: &Prepared) -> Report {
+    let Prepared {
+        files,
+        skipped,
+        loaded,
+        ..
+    } = prepared;
+    let scan = prepared.scan();
+    for warning in scan.var_file_warnings(files) {
+        eprintln!("warning: {warning}");
+    }
+    for warning in scan.param_file_warnings(files) {
+        eprintln!("warning: {warning}");
+    }
+    let rules = loaded
+        .iter()
+        .flat_map(|l| {
+            let info = l.policy.info();
+            info.rules.iter().map(move |r| RuleDoc {
+                id: r.id.clone(),
+                severity: r.severity.into(),
+                description: r.description.clone(),
+                rationale: r.rationale.clone(),
+                remediation: r.remediation.clone(),
+                policy: info.name.clone(),
+                documented: l.builtin,
+            })
+        })
+        .collect();
+    scan.run(
+        files,
+        Report {
+            skipped: skipped.clone(),
+            rules,
+            ..Report::default()
         },
     )
 }
