@@ -497,3 +497,42 @@ fn inspect_shows_the_model_the_rules_see_and_what_stayed_unresolved() {
     let out = run(&["inspect", "tests/fixtures/invalid/does-not-exist.yaml"]);
     assert_eq!(code(&out), 2);
 }
+
+/// The policy component's regex has no Unicode property tables (vendor/README.md): a
+/// rule whose pattern uses `\p{L}` reports an evaluation error naming the pattern,
+/// never a silent pass or a silent false.
+#[test]
+fn a_unicode_property_class_in_a_pattern_is_an_error_not_a_silent_answer() -> std::io::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let pack = dir.path().join("pack.yaml");
+    std::fs::write(
+        &pack,
+        r#"apiVersion: computeguard.io/v1
+kind: RulePack
+metadata: {name: unicode-classes, version: 0.1.0}
+rules:
+  - id: letters-only-name
+    severity: error
+    targets: [aml-compute-cluster]
+    description: Cluster names are letters only.
+    rationale: A pattern with a Unicode property class.
+    remediation: Rename the cluster.
+    assert: "resource.name.matches('^\\\\p{L}+$')"
+    messageExpression: "'name ' + resource.name"
+"#,
+    )?;
+    let (code, report) = check_json(&[
+        "--policy",
+        pack.to_str().unwrap_or_default(),
+        "tests/fixtures/azureml/gpu-cluster-idle-nc6.yml",
+    ]);
+    assert_eq!(code, 2, "{report:#}");
+    let errors = report["errors"].as_array().expect("errors");
+    assert!(
+        errors.iter().any(|e| e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("letters-only-name") && m.contains("Unicode property"))),
+        "{report:#}"
+    );
+    Ok(())
+}
