@@ -73,11 +73,11 @@ fn main() {
         let file = format!("{}.wasm", compiled.pack.name);
         std::fs::write(out.join(&file), component).expect("write component");
         index.push_str(&format!(
-            "    Builtin {{ name: {:?}, version: {:?}, source: {:?}, name_blind: {:?}, component: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{file}\")) }},\n",
+            "    Builtin {{ name: {:?}, version: {:?}, source: {:?}, name_reads: &{:?}, component: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{file}\")) }},\n",
             compiled.pack.name,
             compiled.pack.version,
             rel,
-            computeguard_compiler::name_blind(&compiled.pack),
+            computeguard_compiler::name_reading_targets(&compiled.pack),
         ));
     }
     index.push(']');

@@ -15,9 +15,10 @@ pub struct Builtin {
     pub version: &'static str,
     /// The pack source it was built from, relative to the repository root.
     pub source: &'static str,
-    /// Whether its rules decide without the object's name or raw document
-    /// (`computeguard_compiler::name_blind`, checked when it was built).
-    pub name_blind: bool,
+    /// The kinds of resource for which some rule may decide by the object's name or raw
+    /// document (`computeguard_compiler::name_reading_targets`, checked when it was
+    /// built); empty when none does.
+    pub name_reads: &'static [&'static str],
     /// The component binary.
     pub component: &'static [u8],
 }

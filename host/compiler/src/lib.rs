@@ -25,5 +25,5 @@ mod source;
 
 pub use compose::{ComposeError, compose, pack_component};
 pub use diagnostic::Diagnostic;
-pub use reads::name_blind;
+pub use reads::{name_blind, name_reading_targets};
 pub use source::{CompiledPack, PackTest, TestDocument, compile};

@@ -19,15 +19,40 @@ const NAME_FIELDS: [&str; 2] = ["name", "display"];
 /// the same findings, with the name where the messages show it. Anything the check cannot
 /// see through counts as reading the name: a `false` is always safe.
 pub fn name_blind(pack: &Pack) -> bool {
-    pack.rules.iter().all(|rule| {
-        let decides = rule
-            .when
-            .iter()
-            .chain(std::iter::once(&rule.assert))
-            .chain(rule.severity_expression.iter());
-        let shows = rule.message_expression.iter();
-        decides.into_iter().all(|e| blind(e, false)) && shows.into_iter().all(|e| blind(e, true))
-    })
+    name_reading_targets(pack).is_empty()
+}
+
+/// The targets (compute-model kinds) of the rules that may decide by the object's name or
+/// read its raw document, sorted and without repeats; `*` when such a rule has no
+/// targets (it runs on every kind). A rule runs only on resources of its targets, so an
+/// object none of whose resources is of these kinds is decided without its name: the
+/// webhook answers it by template (`LoadedPolicy::name_blind_for`). Empty: the whole
+/// pack is [`name_blind`].
+pub fn name_reading_targets(pack: &Pack) -> Vec<String> {
+    let mut kinds: Vec<String> = pack
+        .rules
+        .iter()
+        .filter(|rule| {
+            let decides = rule
+                .when
+                .iter()
+                .chain(std::iter::once(&rule.assert))
+                .chain(rule.severity_expression.iter());
+            let shows = rule.message_expression.iter();
+            !(decides.into_iter().all(|e| blind(e, false))
+                && shows.into_iter().all(|e| blind(e, true)))
+        })
+        .flat_map(|rule| {
+            if rule.meta.targets.is_empty() {
+                vec!["*".to_string()]
+            } else {
+                rule.meta.targets.clone()
+            }
+        })
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
 }
 
 /// Whether `e` avoids `object`, and (unless `names_allowed`) the name fields of `resource`.
@@ -78,15 +103,28 @@ mod tests {
             .pack
     }
 
+    /// Only `mig-autoscale` matches a pool by its name (the pool a MIG workload selects,
+    /// across the change): every other kind, Pods included, is answered by template.
     #[test]
-    fn the_builtin_pack_decides_without_names() {
+    fn the_builtin_pack_decides_without_names_except_for_aks_pools() {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../policies/builtin.yaml"
         ))
         .unwrap();
         let compiled = crate::compile("builtin.yaml", &text).unwrap();
-        assert!(name_blind(&compiled.pack));
+        assert_eq!(name_reading_targets(&compiled.pack), ["aks-node-pool"]);
+        assert!(!name_blind(&compiled.pack));
+    }
+
+    #[test]
+    fn a_rule_that_decides_by_name_names_its_targets_only() {
+        let p = pack(
+            "resource.sku != null",
+            "resource.name != 'x'",
+            "resource.display",
+        );
+        assert_eq!(name_reading_targets(&p), ["k8s-workload"]);
     }
 
     #[test]

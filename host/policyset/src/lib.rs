@@ -37,11 +37,13 @@ pub struct LoadedPolicy {
     pub settings_text: String,
     /// One of computeguard's built-in policies (documented under `docs/rules/`).
     pub builtin: bool,
-    /// A rule pack run by computeguard's own runtime whose rules decide without the
-    /// object's name or raw document (`computeguard_compiler::name_blind`): its answer for
-    /// an object is its answer for the object's template, with the name shown where its
-    /// messages show it. False for a component, whose reads nobody can see.
-    pub name_blind: bool,
+    /// For a rule pack run by computeguard's own runtime, the kinds of resource for which
+    /// some rule may decide by the object's name or raw document
+    /// (`computeguard_compiler::name_reading_targets`); for an object with none of them its
+    /// answer is its answer for the object's template, with the name shown where its
+    /// messages show it ([`LoadedPolicy::name_blind_for`]). `None` for a component, whose
+    /// reads nobody can see.
+    pub name_reads: Option<Vec<String>>,
 }
 
 impl LoadedPolicy {
@@ -56,15 +58,34 @@ impl LoadedPolicy {
             policy,
             settings,
             builtin,
-            name_blind: false,
+            name_reads: None,
         }
     }
 
     /// The same policy, marked as deciding without the object's name when `name_blind`
-    /// (see [`LoadedPolicy::name_blind`]).
+    /// (for every kind of resource), or as a component whose reads are unknown.
     pub fn with_name_blind(mut self, name_blind: bool) -> Self {
-        self.name_blind = name_blind;
+        self.name_reads = name_blind.then(Vec::new);
         self
+    }
+
+    /// The same policy, known to read the object's name only for resources of `kinds`
+    /// (see [`LoadedPolicy::name_reads`]).
+    pub fn with_name_reads(mut self, kinds: Vec<String>) -> Self {
+        self.name_reads = Some(kinds);
+        self
+    }
+
+    /// Whether the policy decides an object whose resources are `resources` without the
+    /// object's name: its reads are known, and no resource is of a kind some rule decides
+    /// by name (`*`: every kind).
+    pub fn name_blind_for(
+        &self,
+        resources: &[computeguard_policy_core::compute::Resource],
+    ) -> bool {
+        self.name_reads.as_ref().is_some_and(|kinds| {
+            !kinds.iter().any(|k| k == "*") && resources.iter().all(|r| !kinds.contains(&r.kind))
+        })
     }
 
     /// The policy judges only resources that state a compute fact

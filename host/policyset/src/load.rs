@@ -169,14 +169,14 @@ pub fn load_policies_with_context(
         let origin = format!("builtin:{}", b.name);
         // The built-in pack is our runtime with rules whose reads the build checked:
         // whether they decide without the object's name (the webhook's template cache).
-        let name_blind = b.name_blind;
+        let name_reads = b.name_reads.iter().map(|k| k.to_string()).collect();
         let policy = engine
             .load_with_context(b.component, &origin, context)
             .map_err(|error| LoadError::Component { origin, error })?;
-        out.push(prepare(policy, config, true)?.with_name_blind(name_blind));
+        out.push(prepare(policy, config, true)?.with_name_reads(name_reads));
     }
     for r in config.policies.iter().chain(extra) {
-        let (policy, name_blind) = load_ref(engine, r, context)?;
+        let (policy, name_reads) = load_ref(engine, r, context)?;
         if out
             .iter()
             .any(|l: &LoadedPolicy| l.policy.info().name == policy.info().name)
@@ -186,7 +186,11 @@ pub fn load_policies_with_context(
                 name: policy.info().name.clone(),
             });
         }
-        out.push(prepare(policy, config, false)?.with_name_blind(name_blind));
+        let loaded = prepare(policy, config, false)?;
+        out.push(match name_reads {
+            Some(kinds) => loaded.with_name_reads(kinds),
+            None => loaded,
+        });
     }
     let known: Vec<String> = out
         .iter()
@@ -208,15 +212,16 @@ pub fn load_policies_with_context(
     Ok((out, loaded_context))
 }
 
-/// Loads one extra policy, checking its pin before it is compiled or run; with whether
-/// it is a pack that decides without the object's name (a component is never known to).
+/// Loads one extra policy, checking its pin before it is compiled or run; with, for a
+/// pack, the kinds of resource its rules may decide by name (a component's reads are
+/// never known: `None`).
 fn load_ref(
     engine: &Engine,
     r: &PolicyRef,
     context: Option<&computeguard_engine::PolicyContext>,
-) -> Result<(Policy, bool), LoadError> {
+) -> Result<(Policy, Option<Vec<String>>), LoadError> {
     let path = &r.path;
-    let (bytes, source_digest, name_blind) = component_and_source_digest(path)?;
+    let (bytes, source_digest, name_reads) = component_and_source_digest(path)?;
     // The pin is checked before the component is compiled or run: a mismatch must never
     // execute a line of the policy.
     if let Some(pinned) = &r.digest {
@@ -235,7 +240,7 @@ fn load_ref(
     let policy = engine
         .load_with_context(&bytes, &origin, context)
         .map_err(|error| LoadError::Component { origin, error })?;
-    Ok((policy, name_blind))
+    Ok((policy, name_reads))
 }
 
 /// Validates the settings `config` gives `policy` (for a built-in without its own
@@ -263,20 +268,23 @@ fn is_pack(path: &Path) -> bool {
 }
 
 /// The component a policy file holds (a pack compiled and composed with the CEL runtime,
-/// or a component as it is) and, for a pack, the digest of its source.
-fn component_and_source_digest(path: &Path) -> Result<(Vec<u8>, Option<String>, bool), LoadError> {
+/// or a component as it is) and, for a pack, the digest of its source and the kinds its
+/// rules may decide by name.
+type Loaded = (Vec<u8>, Option<String>, Option<Vec<String>>);
+
+fn component_and_source_digest(path: &Path) -> Result<Loaded, LoadError> {
     if is_pack(path) {
         let compiled = compile_pack(path)?;
         let bytes = compose(path, &compiled)?;
-        let name_blind = computeguard_compiler::name_blind(&compiled.pack);
-        return Ok((bytes, Some(compiled.pack.source_digest), name_blind));
+        let name_reads = computeguard_compiler::name_reading_targets(&compiled.pack);
+        return Ok((bytes, Some(compiled.pack.source_digest), Some(name_reads)));
     }
     if path.extension().is_some_and(|e| e == "wasm") {
         let bytes = std::fs::read(path).map_err(|error| LoadError::ReadComponent {
             path: path.to_path_buf(),
             error,
         })?;
-        return Ok((bytes, None, false));
+        return Ok((bytes, None, None));
     }
     Err(LoadError::UnknownKind {
         path: path.to_path_buf(),
@@ -329,9 +337,42 @@ mod tests {
         let loaded = load_policies(&engine()?, &Config::default(), &[], &[])?;
         assert!(!loaded.is_empty());
         assert!(loaded.iter().all(|l| l.builtin && l.settings_text == "{}"));
-        // The built-in rules decide without the object's name: the webhook answers the
-        // Pods of one ReplicaSet from one evaluation.
-        assert!(loaded.iter().all(|l| l.name_blind));
+        // The built-in rules decide without the object's name except for AKS pools
+        // (mig-autoscale): the webhook answers the Pods of one ReplicaSet from one
+        // evaluation.
+        assert!(
+            loaded
+                .iter()
+                .all(|l| l.name_reads.as_deref() == Some(&["aks-node-pool".to_string()][..])),
+            "{:?}",
+            loaded.iter().map(|l| &l.name_reads).collect::<Vec<_>>()
+        );
+        Ok(())
+    }
+
+    /// The built-in pack decides an AKS pool by its name (mig-autoscale matches the pool
+    /// a MIG workload selects), so an ASO agent pool is evaluated as it is, while a Pod,
+    /// which yields no pool, is still answered by template.
+    #[test]
+    fn the_built_ins_are_name_blind_for_a_pod_and_not_for_an_agent_pool() -> TestResult {
+        use computeguard_policy_core::model::{Source, normalize};
+        let loaded = load_policies(&engine()?, &Config::default(), &[], &[])?;
+        let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "train-0"},
+            "spec": {"containers": [{"name": "c", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+                "resources": {"limits": {"nvidia.com/gpu": 1}}}]}});
+        let pool = serde_json::json!({
+            "apiVersion": "containerservice.azure.com/v1api20240901",
+            "kind": "ManagedClustersAgentPool",
+            "metadata": {"name": "gpumig"},
+            "spec": {"owner": {"name": "aks"}, "vmSize": "Standard_NC24ads_A100_v4",
+                "enableAutoScaling": true, "minCount": 0, "maxCount": 3,
+                "gpuInstanceProfile": "MIG1g"}});
+        let pod = normalize(&pod, Source::Kubernetes);
+        let pool = normalize(&pool, Source::Kubernetes);
+        assert!(!pod.is_empty() && !pool.is_empty());
+        assert!(loaded.iter().all(|l| l.name_blind_for(&pod)));
+        assert!(loaded.iter().all(|l| !l.name_blind_for(&pool)), "{pool:?}");
         Ok(())
     }
 
@@ -343,7 +384,7 @@ mod tests {
         let config = Config::default();
         let blind = |path: &Path| -> Result<bool, Box<dyn std::error::Error>> {
             let loaded = load_policies(&engine, &config, &extra(path, None), &[])?;
-            Ok(loaded.last().ok_or("nothing loaded")?.name_blind)
+            Ok(loaded.last().ok_or("nothing loaded")?.name_reads == Some(Vec::new()))
         };
         // `'team' in resource.labels`: no name read.
         assert!(blind(&root.join("examples/policies/team-tag.yaml"))?);

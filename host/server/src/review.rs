@@ -199,12 +199,13 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
         Operation::Connect => computeguard_engine::Operation::Connect,
     };
     let as_of = set.as_of.clone().unwrap_or_else(today);
-    let template = (set.templates.enabled() && set.policies.iter().any(|p| p.name_blind))
-        .then(|| {
-            let rest = format!("{:?}\n{as_of}", review.operation);
-            Template::of(&object, raw.get(), &rest)
-        })
-        .flatten();
+    let template = (set.templates.enabled()
+        && set.policies.iter().any(|p| p.name_blind_for(&resources)))
+    .then(|| {
+        let rest = format!("{:?}\n{as_of}", review.operation);
+        Template::of(&object, raw.get(), &rest)
+    })
+    .flatten();
     let prepared = Prepared {
         document: raw.get().to_string(),
         object,
@@ -217,7 +218,10 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
     // Every policy name-blind and this template answered before: decided without a
     // sandbox, with the object's own name in the messages.
     if let Some(t) = &prepared.template
-        && set.policies.iter().all(|p| p.name_blind)
+        && set
+            .policies
+            .iter()
+            .all(|p| p.name_blind_for(&prepared.resources))
         && let Some(answers) = set.templates.get(t.key())
     {
         let mut out = Outcome::default();
@@ -325,7 +329,10 @@ pub async fn evaluate(
     let mut complete = true;
     let mut out = Outcome::default();
     for (i, loaded) in set.policies.iter().enumerate() {
-        let template = prepared.template.as_ref().filter(|_| loaded.name_blind);
+        let template = prepared
+            .template
+            .as_ref()
+            .filter(|_| loaded.name_blind_for(&prepared.resources));
         if let (Some(t), Some(answers)) = (template, &cached)
             && let Some((_, response)) = answers.iter().find(|(at, _)| *at == i)
         {

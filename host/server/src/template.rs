@@ -4,7 +4,7 @@
 //! real create: these differ only in their name and in fields the API server fills in
 //! (`uid`, `creationTimestamp`, `resourceVersion`, `generation`, `managedFields`,
 //! `selfLink`). For a policy that decides without the object's name and never reads the
-//! raw document ([`crate::LoadedPolicy::name_blind`], computeguard's runtime with a pack whose
+//! raw document ([`crate::LoadedPolicy::name_blind_for`], computeguard's runtime with a pack whose
 //! expressions the compiler has checked), the webhook evaluates the object's
 //! *template* instead of the object: the object without those fields and with its name
 //! replaced by a placeholder of the same length. Its answer is kept, by the template's
