@@ -76,6 +76,11 @@ fn rust_policy_reports_gpu_sizes_without_an_owner_tag() {
                 "azureml/online-deployment-llama3-70b-nc48ads-a100.yml",
                 3
             ),
+            (
+                "gpu-owner-tag",
+                "azureml/online-deployment-triton-nc4as-t4-v3.yaml",
+                10
+            ),
         ])
     );
     let messages: Vec<&str> = owner
@@ -88,6 +93,7 @@ fn rust_policy_reports_gpu_sizes_without_an_owner_tag() {
             "Azure ML compute cluster gpu-cluster runs on GPU size Standard_NC6 without an `owner` tag",
             "Azure ML command job train-llm runs on GPU size Standard_NC6 without an `owner` tag",
             "Azure ML online deployment demo runs on GPU size Standard_NC48ads_A100_v4 without an `owner` tag",
+            "Azure ML online deployment blue runs on GPU size Standard_NC4as_T4_v3 without an `owner` tag",
         ]
     );
     for f in &owner {
