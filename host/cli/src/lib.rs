@@ -12,6 +12,7 @@ mod commands;
 pub use computeguard_policyset::config;
 pub mod plan;
 pub mod policies;
+pub(crate) mod prepare;
 pub mod progress;
 pub mod report;
 pub mod scan;

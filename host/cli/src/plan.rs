@@ -28,7 +28,7 @@
 //! Prices are not known yet (the cost issue): [`rank_key`] is the one place that orders
 //! alternatives, to which a price belongs once there is one.
 
-use crate::commands::check::Prepared;
+use crate::prepare::Prepared;
 use crate::report::{Finding, Report, ResourceRef, Severity};
 use crate::scan::{Input, Scan};
 use computeguard_policy_core::catalog::{self, SkuFacts};
@@ -836,7 +836,7 @@ fn evaluate(prepared: &mut Prepared, files: &[Input], t: &Target, text: String) 
             })
             .collect();
         let totals = prepared.reader().declared_quota(&change);
-        let _ = crate::commands::check::give_quota_totals(&mut prepared.loaded, &totals);
+        let _ = crate::prepare::give_quota_totals(&mut prepared.loaded, &totals);
     }
     let report = prepared
         .scan()

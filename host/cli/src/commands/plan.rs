@@ -2,8 +2,8 @@
 //! to that pass every rule (the mechanism is in `crate::plan`).
 
 use super::ListFormat;
-use crate::commands::check::{PrepareArgs, prepare};
 use crate::plan::{Entry, Plan};
+use crate::prepare::{PrepareArgs, prepare};
 use crate::{Outcome, scan};
 use std::io::Write;
 use std::path::PathBuf;
