@@ -426,3 +426,30 @@ fn exit_codes_follow_check() {
     let out = run(&["plan", "no-such-file.yaml"]);
     assert_eq!(crate::code(&out), 2, "{}", stderr(&out));
 }
+
+/// Exports of what runs (a `kubectl get -A` List, `az` and ARM outputs): each item is
+/// planned and evaluated on its own, as `check` evaluates it, and every suggestion passes
+/// `check`; a finding every size gets with the same words (a GPU pool without a taint) is
+/// remaining, not held against the sizes.
+#[test]
+fn every_suggestion_for_exports_of_what_runs_passes_check() {
+    let dir = fixtures().join("audit");
+    let (_, plan) = plan_json_in(&dir, &["--only-findings", "."]);
+    let checked = every_alternative_passes_check(&dir, &plan, None, false);
+    assert!(checked >= 10, "only {checked}: {plan:#}");
+    let pool = plan["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .find(|e| {
+            e["file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with("az-aks-nodepool-list-gpu-nc6s-v3.json"))
+        })
+        .expect("the nc6s_v3 pool");
+    assert_eq!(
+        pool["remaining"],
+        serde_json::json!(["gpu-workload-scheduling"])
+    );
+    assert_eq!(pool["alternatives"][0]["size"], "Standard_NC4as_T4_v3");
+}

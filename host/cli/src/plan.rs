@@ -19,9 +19,9 @@
 //!    the new size and region), and the file is evaluated again by [`Scan::run`] with the
 //!    change-wide settings recomputed for the edit (quota sums over every file). The engine
 //!    is the oracle: an alternative passes when it leaves no error or warning on the
-//!    resource besides the ones no evaluated size or region clears and that are not about
-//!    the size or region field (an idle minimum node count, a missing tag: listed as
-//!    `remaining`).
+//!    resource besides the ones that stay whatever the choice: no evaluated size or region
+//!    clears them and all get them in the same words, sizes and regions aside (an idle
+//!    minimum node count, a missing taint: listed as `remaining`).
 //! 3. **Why it passes**, from the installed context: the zones `azure.skus` offers, the
 //!    free vCPUs `azure.usage` reports; "not known" where the configuration gives neither.
 //!
@@ -57,16 +57,16 @@ pub struct Entry {
     /// How messages name it (`Azure ML compute cluster gpu-cluster`).
     pub display: String,
     pub current: Placement,
-    /// `planned`, `size-unresolved`, `size-unknown` (not in the catalog), `not-editable`
-    /// (the size or region is not written as a literal in this file) or `in-module`.
+    /// `planned`, `size-unresolved`, `size-unknown` (not in the catalog) or `not-editable`
+    /// (the size or region is not written as a literal in this file).
     pub status: String,
     /// Why there are no alternatives, for the statuses other than `planned`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// The error and warning findings `check` reports on the resource now.
     pub findings: Vec<FindingRef>,
-    /// Rules of those findings that no evaluated size or region clears and that are not
-    /// about the size or region field: still reported after any alternative.
+    /// Rules of those findings that stay whatever the size or region (no evaluated one
+    /// clears them, all get them in the same words): still reported after any alternative.
     pub remaining: Vec<String>,
     /// The passing alternatives, best first (at most [`MAX_SHOWN`]).
     pub alternatives: Vec<Alternative>,
@@ -445,18 +445,30 @@ fn plan_one(prepared: &mut Prepared, files: &[Input], before: &Report, t: &Targe
         ));
         return entry;
     }
-    // A rule is about the choice when some evaluated size or region clears it, or when it
-    // points at the size or region itself; the others stay whatever the choice.
-    let at_choice =
-        |f: &Finding| f.path == sku_at || region_at.as_deref().is_some_and(|p| f.path == p);
-    let cleared_somewhere = |rule: &str| {
-        tried
-            .iter()
-            .any(|(_, _, found)| !found.iter().any(|f| f.rule == rule))
+    // A rule stays whatever the choice when no evaluated size or region clears it and every
+    // one of them gets the same message, the size and region names aside (an idle minimum
+    // node count, a missing taint). One whose message changes with the choice (the vCPUs a
+    // quota needs, where a size is offered) is about the choice, even when none clears it.
+    let own_region = r.region.clone();
+    let same_words = |f: &Finding, size: &str, region: Option<&str>| -> String {
+        let mut m = f.message.replace(size, "{size}");
+        if let Some(region) = region {
+            m = m.replace(region, "{region}");
+        }
+        m
+    };
+    let unchanged = |f: &Finding| {
+        let now = same_words(f, current.name, own_region.as_deref());
+        tried.iter().all(|(c, _, found)| {
+            let region = c.region.as_deref().or(own_region.as_deref());
+            found
+                .iter()
+                .any(|g| g.rule == f.rule && same_words(g, c.sku.name, region) == now)
+        })
     };
     let mut remaining: Vec<String> = findings
         .iter()
-        .filter(|f| !at_choice(f) && !cleared_somewhere(&f.rule))
+        .filter(|f| !tried.is_empty() && unchanged(f))
         .map(|f| f.rule.clone())
         .collect();
     remaining.sort();
@@ -838,9 +850,16 @@ fn evaluate(prepared: &mut Prepared, files: &[Input], t: &Target, text: String) 
         let totals = prepared.reader().declared_quota(&change);
         let _ = crate::prepare::give_quota_totals(&mut prepared.loaded, &totals);
     }
+    // An item of a `List` or a row of an Azure export is evaluated alone (as `check`
+    // evaluates it: item by item), so that a dump of a thousand objects costs one item per
+    // candidate, not the whole dump.
+    let (alone, document) = match unit_alone(prepared, &edited, t) {
+        Some(unit) => (unit, 0),
+        None => (edited, t.document),
+    };
     let report = prepared
         .scan()
-        .run(std::slice::from_ref(&edited), Report::default());
+        .run(std::slice::from_ref(&alone), Report::default());
     if let Some(original) = original {
         for (l, (settings, text)) in prepared.loaded.iter_mut().zip(original) {
             l.settings = settings;
@@ -850,8 +869,24 @@ fn evaluate(prepared: &mut Prepared, files: &[Input], t: &Target, text: String) 
     report
         .findings
         .into_iter()
-        .filter(|f| blocking(f) && same_resource(f, &input.name, t.document, &t.resource))
+        .filter(|f| blocking(f) && same_resource(f, &input.name, document, &t.resource))
         .collect()
+}
+
+/// The unit of `t` (a `List` item, an export row) of the edited input as an input of its
+/// own; `None` for a resource that is its whole document.
+fn unit_alone(prepared: &Prepared, edited: &Input, t: &Target) -> Option<Input> {
+    if t.prefix.is_empty() {
+        return None;
+    }
+    let text = edited.text.as_deref()?;
+    let (docs, _) = crate::scan::decode_like_check(&edited.path, text, &prepared.var_files).ok()?;
+    let doc = docs.iter().find(|d| d.index == t.document)?;
+    let unit = doc.value.pointer(&t.prefix)?;
+    Some(Input {
+        text: Some(serde_json::to_string_pretty(unit).ok()?),
+        ..edited.clone()
+    })
 }
 
 fn settings_of(prepared: &Prepared) -> Vec<(serde_json::Value, String)> {
