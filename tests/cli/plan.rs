@@ -453,3 +453,22 @@ fn every_suggestion_for_exports_of_what_runs_passes_check() {
     );
     assert_eq!(pool["alternatives"][0]["size"], "Standard_NC4as_T4_v3");
 }
+
+/// ARM templates, Bicep and Terraform: the size is edited where it is written (at the
+/// resource, or at the parameter or variable default it comes from), and every suggestion
+/// passes `check` on the edited folder.
+#[test]
+fn every_suggestion_for_templates_passes_check() {
+    for dir in ["arm", "bicep", "terraform/json"] {
+        let dir = fixtures().join(dir);
+        let (_, plan) = plan_json_in(&dir, &["."]);
+        let planned = plan["resources"]
+            .as_array()
+            .expect("resources")
+            .iter()
+            .filter(|e| !e["alternatives"].as_array().expect("alts").is_empty())
+            .count();
+        assert!(planned >= 1, "{}: {plan:#}", dir.display());
+        every_alternative_passes_check(&dir, &plan, None, true);
+    }
+}

@@ -58,7 +58,7 @@ pub struct Entry {
     pub display: String,
     pub current: Placement,
     /// `planned`, `size-unresolved`, `size-unknown` (not in the catalog) or `not-editable`
-    /// (the size or region is not written as a literal in this file).
+    /// (the size is not written in this file, or not so that an edit reads back).
     pub status: String,
     /// Why there are no alternatives, for the statuses other than `planned`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -440,7 +440,7 @@ fn plan_one(prepared: &mut Prepared, files: &[Input], before: &Report, t: &Targe
     if tried.is_empty() && not_editable > 0 {
         entry.status = "not-editable".into();
         entry.note = Some(format!(
-            "the size is not written as a literal at its place in {} (a variable, a parameter, an expression): plan edits literal values only",
+            "the size is not written in {} (a variable whose value is in another file or a var file, a deploy-time expression): plan edits the file that holds the resource",
             input.name
         ));
         return entry;
@@ -708,9 +708,9 @@ fn size_fits(r: &Resource, current: &SkuFacts, f: &SkuFacts, as_of: &str) -> boo
     }
 }
 
-/// The file's text with the candidate written in, read back: `None` when the size (or
-/// region) is not written literally at its place, or the edit does not read back as the
-/// candidate.
+/// The file's text with the candidate written in, and read back: `None` when no place the
+/// size (or region) is written in the file gives the resource the candidate's size and
+/// region once edited.
 fn edit(
     prepared: &Prepared,
     input: &Input,
@@ -727,24 +727,99 @@ fn edit(
         .iter()
         .find(|(n, d)| *n == input.name && d.index == t.document)
         .map(|(_, d)| d)?;
-    let mut edits: Vec<(usize, usize, String)> = Vec::new();
-    let size_written = doc.value.pointer(sku_at)?.as_str()?;
-    if catalog::sku(size_written).map(|f| f.name)
-        != t.resource
-            .sku
-            .as_deref()
-            .and_then(|s| catalog::sku(s).map(|f| f.name))
+    let current = t.resource.sku.as_deref().and_then(catalog::sku)?;
+    // Where the size (and region) may be written: at the place the reader recorded when the
+    // value is literal there, else wherever the value is written in the file (an ARM or
+    // Bicep parameter's default, a Terraform variable's): each is tried until the edit
+    // reads back as the candidate.
+    let size_places: Vec<Option<(usize, usize)>> = if c.sku.name == current.name {
+        vec![None]
+    } else {
+        places(text, doc, sku_at, current.name)
+            .into_iter()
+            .map(Some)
+            .collect()
+    };
+    let region_places: Vec<Option<(usize, usize)>> = match (&c.region, &t.resource.region) {
+        (None, _) => vec![None],
+        (Some(_), Some(own)) => places(text, doc, region_at?, own)
+            .into_iter()
+            .map(Some)
+            .collect(),
+        (Some(_), None) => Vec::new(),
+    };
+    for size_at in &size_places {
+        for region_at in &region_places {
+            let mut edits: Vec<(usize, usize, String)> = Vec::new();
+            if let Some((start, end)) = size_at {
+                edits.push((*start, *end, c.sku.name.to_string()));
+            }
+            if let (Some((start, end)), Some(region)) = (region_at, &c.region) {
+                edits.push((*start, *end, region.clone()));
+            }
+            if edits.windows(2).any(|w| w[0].0 < w[1].1 && w[1].0 < w[0].1) {
+                continue;
+            }
+            if let Some(done) = apply_and_read_back(prepared, input, text, t, c, edits) {
+                return Some(done);
+            }
+        }
+    }
+    None
+}
+
+/// Where `value` may be written for the node at `pointer`: first the literal at that node's
+/// place (within a few lines of it), then every other whole-word occurrence in the text,
+/// compared without case; at most 8.
+fn places(
+    text: &str,
+    doc: &computeguard_decode::Document,
+    pointer: &str,
+    value: &str,
+) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let literal = doc
+        .value
+        .pointer(pointer)
+        .and_then(serde_json::Value::as_str)
+        .filter(|w| {
+            w.eq_ignore_ascii_case(value)
+                || catalog::sku(w).is_some_and(|f| f.name.eq_ignore_ascii_case(value))
+                || computeguard_policy_core::region::normalize(w) == value
+        });
+    if let Some(written) = literal
+        && let Some((start, end, _)) = place(text, doc, pointer, written, "")
     {
-        return None;
+        out.push((start, end));
     }
-    if c.sku.name != catalog::sku(size_written)?.name {
-        edits.push(place(text, doc, sku_at, size_written, c.sku.name)?);
+    let lower = text.to_ascii_lowercase();
+    let needle = value.to_ascii_lowercase();
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    for (i, _) in lower.match_indices(&needle) {
+        let end = i + needle.len();
+        let before = text.get(..i).and_then(|t| t.chars().next_back());
+        let after = text.get(end..).and_then(|t| t.chars().next());
+        if before.is_some_and(word) || after.is_some_and(word) || out.contains(&(i, end)) {
+            continue;
+        }
+        out.push((i, end));
+        if out.len() >= 8 {
+            break;
+        }
     }
-    if let Some(region) = &c.region {
-        let at = region_at?;
-        let written = doc.value.pointer(at)?.as_str()?;
-        edits.push(place(text, doc, at, written, region)?);
-    }
+    out
+}
+
+/// `text` with `edits` made, if the resource then reads back with the candidate's size and
+/// region; the edited text and the edits as shown.
+fn apply_and_read_back(
+    prepared: &Prepared,
+    input: &Input,
+    text: &str,
+    t: &Target,
+    c: &Candidate,
+    mut edits: Vec<(usize, usize, String)>,
+) -> Option<(String, Vec<TextEdit>)> {
     edits.sort_by_key(|e| std::cmp::Reverse(e.0));
     let mut out = text.to_string();
     let mut shown = Vec::new();
@@ -758,6 +833,8 @@ fn edit(
     }
     shown.reverse();
     // Read back: the resource now has the candidate's size and region.
+    let reader = prepared.reader();
+    let expander = reader.expander(std::slice::from_ref(input));
     let edited = Input {
         text: Some(out.clone()),
         ..input.clone()
