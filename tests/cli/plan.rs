@@ -472,3 +472,28 @@ fn every_suggestion_for_templates_passes_check() {
         every_alternative_passes_check(&dir, &plan, None, true);
     }
 }
+
+/// With `regions.allowedGeographies` instead of a list of regions, a resource outside them
+/// is offered the same size in a region of those geographies, which `check` passes.
+#[test]
+fn allowed_geographies_give_the_regions_to_move_to() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("computeguard.yaml"),
+        "asOf: 2026-11-22\nregions:\n  allowedGeographies: [Europe]\n",
+    )
+    .expect("config");
+    std::fs::write(
+        dir.path().join("cluster.yml"),
+        "$schema: https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json\nname: a100\ntype: amlcompute\nsize: Standard_NC24ads_A100_v4\nlocation: brazilsouth\nmin_instances: 0\nmax_instances: 2\n",
+    )
+    .expect("cluster");
+    let (code, plan) = plan_json_in(dir.path(), &["cluster.yml"]);
+    assert_eq!(code, 0, "{plan:#}");
+    let entry = &plan["resources"][0];
+    assert_eq!(entry["findings"][0]["rule"], "region-allowed", "{entry:#}");
+    let best = &entry["alternatives"][0];
+    assert_eq!(best["size"], "Standard_NC24ads_A100_v4", "{entry:#}");
+    assert!(best["region"].is_string(), "{entry:#}");
+    every_alternative_passes_check(dir.path(), &plan, None, true);
+}

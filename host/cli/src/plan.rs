@@ -515,22 +515,35 @@ fn plan_one(prepared: &mut Prepared, files: &[Input], before: &Report, t: &Targe
     entry
 }
 
-/// The regions a resource could move to besides its own: `regions.allowed`, as
-/// programmatic names.
+/// The regions a resource could move to besides its own, as programmatic names:
+/// `regions.allowed`; without it, the public regions of `regions.allowedGeographies`
+/// (those of the resource's own country first); without either, none (plan does not
+/// choose a region the configuration does not allow).
 fn other_regions(prepared: &Prepared, r: &Resource) -> Vec<String> {
-    let own = r
-        .region
-        .as_deref()
-        .map(computeguard_policy_core::region::normalize);
+    use computeguard_policy_core::region;
+    let own = r.region.as_deref().map(region::normalize);
     let mut out: Vec<String> = Vec::new();
     for written in &prepared.config.regions_allowed {
-        let name = computeguard_policy_core::region::region(written).map_or_else(
-            || computeguard_policy_core::region::normalize(written),
-            |f| f.name.to_string(),
-        );
+        let name = region::region(written)
+            .map_or_else(|| region::normalize(written), |f| f.name.to_string());
         if Some(&name) != own.as_ref() && !out.contains(&name) {
             out.push(name);
         }
+    }
+    let geographies = &prepared.config.allowed_geographies;
+    if out.is_empty() && !geographies.is_empty() {
+        let country = own.as_deref().and_then(region::region).map(|f| f.country);
+        let mut found: Vec<&catalog::RegionFacts> = catalog::REGIONS
+            .iter()
+            .filter(|f| f.listed && !f.restricted && Some(f.name) != own.as_deref())
+            .filter(|f| {
+                geographies
+                    .iter()
+                    .any(|g| region::in_group(f.name, g) == Some(true))
+            })
+            .collect();
+        found.sort_by_key(|f| (Some(f.country) != country, f.name));
+        out.extend(found.into_iter().map(|f| f.name.to_string()));
     }
     out
 }
