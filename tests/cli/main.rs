@@ -11,6 +11,7 @@ mod catalog;
 mod check;
 mod commands;
 mod context;
+mod cost;
 mod corpus;
 mod deploy;
 mod docs;

@@ -10,6 +10,7 @@ pub mod baseline;
 mod commands;
 /// `computeguard.yaml`, from the policy-set layer (`computeguard_policyset::config`).
 pub use computeguard_policyset::config;
+pub mod cost;
 pub mod plan;
 pub mod policies;
 pub(crate) mod prepare;

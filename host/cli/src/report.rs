@@ -378,6 +378,8 @@ pub struct Report {
     /// Rules that were not evaluated for want of the subscription's facts.
     pub not_evaluated: Vec<NotEvaluated>,
     pub summary: Summary,
+    /// What the change costs, when `azure.prices` names price pages (docs/cost.md).
+    pub cost: Option<computeguard_cost::Estimate>,
     /// Skipped files (and unchecked documents of checked files), with the reason.
     #[serde(skip)]
     pub skipped: Vec<Skipped>,
@@ -451,6 +453,8 @@ struct JsonView<'a> {
     not_evaluated: &'a [NotEvaluated],
     skipped: &'a [Skipped],
     summary: &'a Summary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost: Option<&'a computeguard_cost::Estimate>,
 }
 
 fn finding_order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
@@ -564,6 +568,7 @@ impl Report {
                     not_evaluated: &self.not_evaluated,
                     skipped: &self.skipped,
                     summary: &self.summary,
+                    cost: self.cost.as_ref(),
                 };
                 write_json(&view, out)
             }

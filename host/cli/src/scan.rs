@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 mod bicep;
 pub mod change;
+pub mod cost;
 pub mod quota;
 mod terraform;
 mod workspace;

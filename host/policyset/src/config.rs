@@ -320,7 +320,7 @@ impl Config {
             let Some(a) = a.as_object() else {
                 return Err(fail(
                     "/azure",
-                    "`azure` must be a mapping with `skus`, `usage` and/or `mlUsage`".into(),
+                    "`azure` must be a mapping with `skus`, `usage`, `mlUsage`, `workspaceRegion` and/or `prices`".into(),
                 ));
             };
             for (k, v) in a {
@@ -353,6 +353,18 @@ impl Config {
                             let file = file.as_str().ok_or_else(|| fail(&ptr, what.into()))?;
                             cfg.context.usage.push((region.clone(), base.join(file)));
                         }
+                    }
+                    "prices" => {
+                        cfg.context.prices = strings(v)
+                            .ok_or_else(|| {
+                                fail(
+                                    "/azure/prices",
+                                    "`azure.prices` must be a list of Azure Retail Prices API pages (JSON, as curl saves https://prices.azure.com/api/retail/prices; docs/cost.md)".into(),
+                                )
+                            })?
+                            .iter()
+                            .map(|f| base.join(f))
+                            .collect();
                     }
                     "mlUsage" => {
                         let what = "`azure.mlUsage` must map each region to its `az ml compute list-usage --location REGION -o json` output";
@@ -388,7 +400,7 @@ impl Config {
                         return Err(fail(
                             &format!("/azure/{k}"),
                             format!(
-                                "unknown key `azure.{k}`; expected skus, usage, mlUsage or workspaceRegion"
+                                "unknown key `azure.{k}`; expected skus, usage, mlUsage, workspaceRegion or prices"
                             ),
                         ));
                     }
@@ -604,6 +616,31 @@ mod tests {
         assert!(
             err.to_string()
                 .starts_with("cg.yaml:3:5: `pointer` must be a JSON pointer"),
+            "{err}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn azure_prices_are_files_beside_the_config() -> Result<()> {
+        let c = Config::parse(
+            Path::new("/repo/computeguard.yaml"),
+            "azure:\n  prices: [prices/eastus-1.json, prices/eastus-2.json]\n",
+        )?;
+        assert_eq!(
+            c.context.prices,
+            [
+                PathBuf::from("/repo/prices/eastus-1.json"),
+                PathBuf::from("/repo/prices/eastus-2.json")
+            ]
+        );
+        assert!(c.context.is_empty(), "prices are not a policy's context");
+        let err = Config::parse(Path::new("cg.yaml"), "azure:\n  prices: eastus.json\n")
+            .expect_err("not a list");
+        assert!(
+            err.to_string().starts_with(
+                "cg.yaml:2:3: `azure.prices` must be a list of Azure Retail Prices API pages"
+            ),
             "{err}"
         );
         Ok(())

@@ -36,6 +36,9 @@ pub struct ContextFiles {
     /// is given), as a programmatic name: the region of Azure ML deployments and jobs, whose
     /// files name none.
     pub workspace_region: Option<String>,
+    /// Azure Retail Prices API pages (`azure.prices`): read by the CLI's cost estimate
+    /// (`computeguard-cost`), never given to a policy, so not part of [`ContextFiles::is_empty`].
+    pub prices: Vec<PathBuf>,
     /// Digests (`sha256:<hex>`) files must have when they are read: an overlay pulled from
     /// a registry is pinned to the layer digest that was verified (signature included).
     pub pins: Vec<(PathBuf, String)>,

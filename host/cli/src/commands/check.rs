@@ -90,7 +90,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         memory_limit_mib: args.memory_limit_mib,
         max_file_mib: args.max_file_mib,
     })?;
+    let prices = crate::cost::load_prices(&prepared.config)?;
     let mut report = first_report(&prepared);
+    if let Some(sheet) = &prices {
+        report.cost = Some(prepared.scan().estimate(&prepared.files, sheet));
+    }
     if args.suggest {
         crate::plan::suggest(&mut prepared, &mut report);
     }

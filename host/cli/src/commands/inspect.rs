@@ -16,6 +16,10 @@ pub struct InspectArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: crate::commands::ListFormat,
+    /// Configuration whose `azure.prices` (and `azure.workspaceRegion`) price each
+    /// resource (docs/cost.md); without it nothing is priced.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
 }
 
 /// One resource as shown: the model fields, the line of the resource and of each field,
@@ -67,7 +71,12 @@ pub fn run(args: InspectArgs) -> anyhow::Result<Outcome> {
     // paired by name applied, local modules followed (each module instance shown in its
     // own file).
     let (param_files, _) = scan::named_param_files(&args.files)?;
-    let config = crate::config::Config::default();
+    let config = match &args.config {
+        Some(path) => crate::config::Config::load(path)?,
+        None => crate::config::Config::default(),
+    };
+    let prices = crate::cost::load_prices(&config)?;
+    let mut declared = Vec::new();
     let reader = scan::Scan {
         policies: &[],
         config: &config,
@@ -98,8 +107,31 @@ pub fn run(args: InspectArgs) -> anyhow::Result<Outcome> {
                 .unwrap_or_else(|| vec![(String::new(), std::borrow::Cow::Borrowed(&doc.value))]);
             for (prefix, value) in &parts {
                 for r in computeguard_policy_core::read::normalize(value, source) {
-                    out.push(view(name, doc, prefix, &r));
+                    let shown = view(name, doc, prefix, &r);
+                    declared.push(scan::cost::Declared {
+                        file: name.clone(),
+                        line: shown["line"]
+                            .as_u64()
+                            .and_then(|l| u32::try_from(l).ok())
+                            .unwrap_or(1),
+                        resource: r,
+                    });
+                    out.push(shown);
                 }
+            }
+        }
+    }
+    if let Some(sheet) = &prices {
+        let estimate =
+            scan::cost::estimate_of(&declared, sheet, config.context.workspace_region.as_deref());
+        for (shown, d) in out.iter_mut().zip(&declared) {
+            if let Some(c) = estimate
+                .resources
+                .iter()
+                .find(|c| c.file == d.file && c.line == d.line && c.resource == d.resource.display)
+            {
+                shown["cost"] = serde_json::to_value(c)?;
+                shown["currency"] = json!(estimate.currency);
             }
         }
     }
@@ -137,6 +169,12 @@ fn print_text(resources: &[Value]) {
                 println!("  {k:width$}  {}{at}", c(&shown));
             }
         }
+        if let Some(cost) = r.get("cost") {
+            println!(
+                "  {}",
+                c(&cost_line(cost, r["currency"].as_str().unwrap_or("USD")))
+            );
+        }
         for u in r["unresolved"].as_array().into_iter().flatten() {
             println!(
                 "  unresolved {}: {}{}",
@@ -150,5 +188,57 @@ fn print_text(resources: &[Value]) {
             );
         }
         println!();
+    }
+}
+
+/// `cost  $3.673/h (meter NC24ads A100 v4, FILE:LINE) x 1-4 nodes: $2,681.29/month idle, ...`
+fn cost_line(cost: &Value, currency: &str) -> String {
+    let money = |v: &Value| {
+        v.as_f64().map_or_else(
+            || "unknown".to_string(),
+            |x| computeguard_cost::money(x, currency),
+        )
+    };
+    let nodes = |v: &Value| {
+        v.as_i64()
+            .map_or_else(|| "?".to_string(), |n| n.to_string())
+    };
+    let (floor, ceiling) = (
+        nodes(&cost["floor"]["nodes"]),
+        nodes(&cost["ceiling"]["nodes"]),
+    );
+    let count = if floor == ceiling {
+        format!("{floor} node(s)")
+    } else {
+        format!("{floor}-{ceiling} nodes")
+    };
+    let mut line = match cost["hourly"].as_f64() {
+        Some(h) => format!(
+            "cost  {}/h ({} {}, meter {}, {}) x {count}: {}/month idle, {}/month at full scale",
+            format_hourly(h, currency),
+            cost["os"].as_str().unwrap_or_default(),
+            cost["priority"].as_str().unwrap_or_default(),
+            cost["meter"]["meter"].as_str().unwrap_or_default(),
+            cost["meter"]["source"].as_str().unwrap_or_default(),
+            money(&cost["floorMonthly"]),
+            money(&cost["ceilingMonthly"]),
+        ),
+        None => format!("cost  unknown x {count}"),
+    };
+    for u in cost["unknown"].as_array().into_iter().flatten() {
+        line.push_str(&format!("; {}", u.as_str().unwrap_or_default()));
+    }
+    for n in cost["notes"].as_array().into_iter().flatten() {
+        line.push_str(&format!("; {}", n.as_str().unwrap_or_default()));
+    }
+    line
+}
+
+/// An hourly price with every digit the page gives (`$0.018816`).
+fn format_hourly(h: f64, currency: &str) -> String {
+    if currency.eq_ignore_ascii_case("USD") {
+        format!("${h}")
+    } else {
+        format!("{currency} {h}")
     }
 }

@@ -151,6 +151,24 @@ impl Report {
             )?;
             writeln!(out)?;
         }
+        for u in self.cost.iter().flat_map(|c| &c.unknown) {
+            writeln!(
+                out,
+                "{}{} {}: {}",
+                st.paint("1;33", "cost unknown"),
+                st.paint("1", ":"),
+                clean(&u.resource),
+                clean(&u.reason)
+            )?;
+            writeln!(
+                out,
+                "  {} {}:{}",
+                st.paint("34", "-->"),
+                clean(&u.file),
+                u.line
+            )?;
+            writeln!(out)?;
+        }
         // No file was read at all: an empty folder, a path with nothing computeguard reads.
         if self.summary.files == 0 {
             writeln!(
@@ -281,6 +299,14 @@ impl Report {
         match &s.config_file {
             Some(file) => line.push_str(&format!("; config {}", clean(file))),
             None => line.push_str("; no computeguard.yaml found, defaults apply"),
+        }
+        if let Some(cost) = &self.cost {
+            writeln!(
+                out,
+                "{} cost: {}",
+                st.paint("1", "computeguard:"),
+                clean(&crate::cost::totals_line(cost))
+            )?;
         }
         let code = if s.errors > 0 || s.failed_files > 0 {
             "1;31"

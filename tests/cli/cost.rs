@@ -1,0 +1,286 @@
+//! What a change costs (issue 33, docs/cost.md): `azure.prices` pages read as they are,
+//! each kind of GPU compute priced from them, unknown prices named in every format.
+//!
+//! The fixtures in `tests/fixtures/cost/` are priced by `tests/fixtures/cost-config/`: the
+//! real D2s v3 eastus page and the hand-written GPU page (`tests/fixtures/prices/README.md`).
+//! Every amount below is `hourly x nodes x 730`, rounded to the cent, checked by hand:
+//!
+//! | resource | price/h | floor | ceiling |
+//! |---|---|---|---|
+//! | Terraform AKS system pool, D2s v3, 2 nodes | 0.096 | 140.16 | 140.16 |
+//! | Terraform AKS GPU pool, A100, 1-4 | 3.673 | 2,681.29 | 10,725.16 |
+//! | Terraform AKS Spot pool, A100 Spot, 0-8 | 0.7346 | 0 | 4,290.06 |
+//! | Azure ML cluster YAML, A100 Low Priority, 0-4 | 0.9183 | 0 | 2,681.44 |
+//! | Azure ML cluster Terraform, A100, 1-2 | 3.673 | 2,681.29 | 5,362.58 |
+//! | KAITO workspace, A100, count 2 (the AKS clusters' eastus) | 3.673 | 5,362.58 | 5,362.58 |
+//! | online deployment, T4, 2 instances (workspace eastus) | 0.526 | 767.96 | 767.96 |
+//! | Bicep system pool, D2s v3, 1 | 0.096 | 70.08 | 70.08 |
+//! | Bicep Windows GPU pool, A100 Windows, 2 | 3.857 | 5,631.22 | 5,631.22 |
+//! | ARM VM scale set, D2s v3 Spot, capacity 3 | 0.018816 | 41.21 | 41.21 |
+//! | Azure ML cluster, NC48ads A100 v4 (no price) | - | unknown | unknown |
+//! | **total** | | **17,375.79** | **35,072.45** |
+
+use crate::*;
+
+const CONFIG: &str = "tests/fixtures/cost-config/computeguard.yaml";
+
+fn priced(paths: &[&str]) -> (i32, Value) {
+    let mut args = vec!["--config", CONFIG];
+    args.extend_from_slice(paths);
+    check_json(&args)
+}
+
+fn resource<'a>(cost: &'a Value, file: &str, name: &str) -> &'a Value {
+    cost["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .find(|r| r["file"] == format!("tests/fixtures/cost/{file}") && r["resource"] == name)
+        .unwrap_or_else(|| panic!("{file} {name} in {cost:#}"))
+}
+
+fn monthly(r: &Value) -> (Option<f64>, Option<f64>) {
+    (r["floorMonthly"].as_f64(), r["ceilingMonthly"].as_f64())
+}
+
+#[test]
+fn every_kind_priced_total_17_375_79_idle_35_072_45_at_full_scale() {
+    let (_, report) = priced(&["tests/fixtures/cost"]);
+    let cost = &report["cost"];
+    assert_eq!(cost["currency"], "USD");
+    assert_eq!(cost["hoursPerMonth"], 730.0);
+    assert_eq!(cost["total"]["floorMonthly"], 17375.79);
+    assert_eq!(cost["total"]["ceilingMonthly"], 35072.45);
+    assert_eq!(cost["total"]["resources"], 11);
+    assert_eq!(cost["total"]["unknown"], 1);
+    assert_eq!(cost["byRegion"]["eastus"]["floorMonthly"], 17375.79);
+    // 140.16 + 2,681.29 + 0 = 2,821.45 idle; 140.16 + 10,725.16 + 4,290.06 = 15,155.38
+    let tf = &cost["byFile"]["tests/fixtures/cost/aks-tf/main.tf"];
+    assert_eq!(
+        (tf["floorMonthly"].as_f64(), tf["ceilingMonthly"].as_f64()),
+        (Some(2821.45), Some(15155.38))
+    );
+    let cases = [
+        (
+            "aks-tf/main.tf",
+            "azurerm_kubernetes_cluster_node_pool gpu",
+            (2681.29, 10725.16),
+        ),
+        (
+            "aks-tf/main.tf",
+            "azurerm_kubernetes_cluster_node_pool spot",
+            (0.0, 4290.06),
+        ),
+        (
+            "aml-cluster.yml",
+            "Azure ML compute cluster lowpri-a100",
+            (0.0, 2681.44),
+        ),
+        (
+            "aml-tf/main.tf",
+            "Azure ML compute cluster train",
+            (2681.29, 5362.58),
+        ),
+        (
+            "kaito.yaml",
+            "KAITO workspace llama-3-1-8b",
+            (5362.58, 5362.58),
+        ),
+        (
+            "online-deployment.yml",
+            "Azure ML online deployment blue",
+            (767.96, 767.96),
+        ),
+        ("pool.bicep", "AKS node pool gpuwin", (5631.22, 5631.22)),
+        ("vmss.json", "VM scale set batch-spot", (41.21, 41.21)),
+    ];
+    for (file, name, (floor, ceiling)) in cases {
+        assert_eq!(
+            monthly(resource(cost, file, name)),
+            (Some(floor), Some(ceiling)),
+            "{file} {name}"
+        );
+    }
+}
+
+#[test]
+fn spot_low_priority_and_windows_use_their_own_meters() {
+    let (_, report) = priced(&["tests/fixtures/cost"]);
+    let cost = &report["cost"];
+    let meter = |file: &str, name: &str| {
+        let r = resource(cost, file, name);
+        (
+            r["os"].as_str().unwrap_or_default().to_string(),
+            r["priority"].as_str().unwrap_or_default().to_string(),
+            r["hourly"].as_f64(),
+            r["meter"]["meter"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        meter(
+            "aks-tf/main.tf",
+            "azurerm_kubernetes_cluster_node_pool spot"
+        ),
+        (
+            s("linux"),
+            s("spot"),
+            Some(0.7346),
+            s("NC24ads A100 v4 Spot")
+        )
+    );
+    assert_eq!(
+        meter("aml-cluster.yml", "Azure ML compute cluster lowpri-a100"),
+        (
+            s("linux"),
+            s("low-priority"),
+            Some(0.9183),
+            s("NC24ads A100 v4 Low Priority")
+        )
+    );
+    // Windows: the "... Series Windows" product, not the DevTestConsumption row (3.673).
+    assert_eq!(
+        meter("pool.bicep", "AKS node pool gpuwin"),
+        (
+            s("windows"),
+            s("regular"),
+            Some(3.857),
+            s("NC24ads A100 v4")
+        )
+    );
+    // Real D2s v3 page: the Linux Spot meter.
+    assert_eq!(
+        meter("vmss.json", "VM scale set batch-spot"),
+        (s("linux"), s("spot"), Some(0.018816), s("D2s v3 Spot"))
+    );
+    let source = resource(cost, "vmss.json", "VM scale set batch-spot")["meter"]["source"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        source.ends_with("prices/rshade-eastus-d2s-v3-consumption-spot-lowpri-windows.json:1"),
+        "{source}"
+    );
+}
+
+#[test]
+fn a_size_without_a_price_is_named_in_text_and_json_never_0() {
+    let (_, report) = priced(&["tests/fixtures/cost/unpriced.yml"]);
+    let cost = &report["cost"];
+    let reason = "no price for Standard_NC48ads_A100_v4 in eastus (linux regular): the price files list no Standard_NC48ads_A100_v4 in any region";
+    assert_eq!(cost["unknown"][0]["reason"], reason);
+    assert_eq!(
+        cost["unknown"][0]["resource"],
+        "Azure ML compute cluster h100-warm"
+    );
+    assert_eq!(cost["resources"][0]["floorMonthly"], Value::Null);
+    assert_eq!(cost["resources"][0]["hourly"], Value::Null);
+    let out = run(&[
+        "check",
+        "--config",
+        CONFIG,
+        "tests/fixtures/cost/unpriced.yml",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "cost unknown: Azure ML compute cluster h100-warm: {reason}\n  --> tests/fixtures/cost/unpriced.yml:1\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("computeguard: cost: $0.00/month idle, $0.00/month at full scale (1 priced resource, USD retail prices, 730 h/month); not in the sums: 1 resource with an unknown price or count (listed above)\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_text_summary_prints_one_line_of_totals() {
+    let out = run(&["check", "--config", CONFIG, "tests/fixtures/cost"]);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("computeguard: cost:"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "computeguard: cost: $17,375.79/month idle, $35,072.45/month at full scale (11 priced resources, USD retail prices, 730 h/month); not in the sums: 1 resource with an unknown price or count (listed above)"
+        ]
+    );
+}
+
+#[test]
+fn without_prices_nothing_is_priced_or_printed() {
+    let (_, report) = check_json(&["tests/fixtures/cost/pool.bicep"]);
+    assert!(report.get("cost").is_none(), "{report:#}");
+    let out = run(&[
+        "check",
+        "--as-of",
+        "2026-11-22",
+        "tests/fixtures/cost/pool.bicep",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        !text.contains("computeguard: cost") && !text.contains("cost unknown"),
+        "{text}"
+    );
+}
+
+#[test]
+fn inspect_shows_the_cost_of_each_resource() {
+    let out = run(&[
+        "inspect",
+        "--config",
+        CONFIG,
+        "tests/fixtures/cost/aks-tf/main.tf",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("  cost  $3.673/h (linux regular, meter NC24ads A100 v4, tests/fixtures/cost-config/../prices/handwritten-eastus-gpu-nc-a100-t4.json:6) x 1-4 nodes: $2,681.29/month idle, $10,725.16/month at full scale\n"),
+        "{text}"
+    );
+    let out = run(&[
+        "inspect",
+        "--format",
+        "json",
+        "--config",
+        CONFIG,
+        "tests/fixtures/cost/unpriced.yml",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v[0]["cost"]["floorMonthly"], Value::Null);
+    assert_eq!(
+        v[0]["cost"]["unknown"][0],
+        "no price for Standard_NC48ads_A100_v4 in eastus (linux regular): the price files list no Standard_NC48ads_A100_v4 in any region"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_price_page_is_refused_naming_it() -> Result<(), Box<dyn std::error::Error>>
+{
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("skus.json"),
+        "[{\"name\": \"Standard_NC6\", \"resourceType\": \"virtualMachines\"}]",
+    )?;
+    let config = dir.path().join("computeguard.yaml");
+    std::fs::write(&config, "azure:\n  prices: [skus.json]\n")?;
+    let out = run(&[
+        "check",
+        "--config",
+        config.to_str().ok_or("path")?,
+        "tests/fixtures/cost/pool.bicep",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let file = dir.path().join("skus.json");
+    assert!(
+        stderr(&out).contains(&format!(
+            "{}:1: not an Azure Retail Prices API page (the body of GET https://prices.azure.com/api/retail/prices, as curl or az rest saves it): at the top level expected an object with an \"Items\" array, found an array of 1 item(s)",
+            file.display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    Ok(())
+}
