@@ -91,8 +91,9 @@ pub struct Limits {
     /// Wall-time budget of one policy evaluation (default 2 s; keep it below the
     /// webhook's `timeoutSeconds`, 5 s in the shipped manifests).
     pub evaluation_timeout: Duration,
-    /// Requests being evaluated at once (default 8 x CPUs, at least 32); one more is
-    /// answered at once as overloaded, per the failure mode. Each is stopped when its
+    /// Requests being evaluated at once (default 8 x CPUs, at least 32); one more waits
+    /// for a slot up to half of `evaluation_timeout` (a burst of reviews waits
+    /// milliseconds), then is answered as overloaded, per the failure mode. Each is stopped when its
     /// `evaluation_timeout` is spent and then gets the failure mode's answer. The bound
     /// is on memory (each holds its body and a sandbox instance), not on concurrency: an
     /// API server keeps many requests in flight on its connections, and turning a

@@ -12,13 +12,14 @@
 //! - a connection that has been **served** (one request answered with a 2xx: an
 //!   AdmissionReview, a probe) has shown it is a client doing its work; one that sends
 //!   nothing, sends garbage or closes without a request has not;
-//! - a **new** connection has `grace` (`newConnectionGraceMs`, 2 s) to be served: until
-//!   then it is never closed to make room, since in a burst it is the request in
-//!   progress, not a holder;
+//! - a **new** connection has `grace` (`newConnectionGraceMs`, 2 s) to be served, and
+//!   an unserved one is never closed to make room while bytes moved on it within the
+//!   last `grace` (a TLS handshake or a request being read, however slowly a busy
+//!   server gets to it): in a burst it is the request in progress, not a holder;
 //! - a full table (`maxConnections`), or a peer (client IP address) at
 //!   `maxConnectionsPerPeer`, closes the connection that has been quiet longest among
-//!   those it may close: served and not answering, or unserved and past its grace (the
-//!   peer's own, when the peer is at its limit). A connection *answering* a request (it
+//!   those it may close: served and not answering, or unserved, past its grace and quiet
+//!   for as long (the peer's own, when the peer is at its limit). A connection *answering* a request (it
 //!   arrived in full and is being evaluated or written) is never closed;
 //! - when no connection may be closed yet, the newcomer **waits** (at most `grace`) for
 //!   one to be served, answer or pass its grace, and is refused only when the wait ends
@@ -118,11 +119,14 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Served, authenticated, or unserved and quiet (no bytes moved) for `grace`: a
+    /// client that is still handshaking or sending its request, however slowly the
+    /// server gets to it in a burst, is not taken for a silent one.
     fn evictable(&self, now: Instant, grace: Duration) -> bool {
         self.answering.load(Ordering::Acquire) == 0
             && (self.served.load(Ordering::Acquire)
                 || self.authenticated.load(Ordering::Acquire)
-                || now.duration_since(self.opened) >= grace)
+                || (now.duration_since(self.opened) >= grace && self.activity.quiet_for() >= grace))
     }
 
     fn unserved(&self) -> bool {
@@ -188,7 +192,8 @@ impl Inner {
             }
             if !e.shared.evictable(now, grace) {
                 let at = if e.shared.answering.load(Ordering::Acquire) == 0 {
-                    e.shared.opened + grace
+                    (e.shared.opened + grace)
+                        .max(now + grace.saturating_sub(e.shared.activity.quiet_for()))
                 } else {
                     now + POLL
                 };
@@ -616,6 +621,27 @@ mod tests {
         let d = admitted(table.admit(ip(1)));
         assert_eq!(d.evicted, Some(Eviction::MaxConnectionsPerPeer));
         assert!(closed(&a), "past its grace and never served");
+    }
+
+    /// A burst on a busy server: a connection past its grace whose handshake or request
+    /// is still moving bytes is not taken for a silent holder.
+    #[test]
+    fn an_unserved_connection_past_its_grace_is_kept_while_bytes_move_on_it() {
+        let table = new_table(10, 1, 1000, 200);
+        let a = admitted(table.admit(ip(1))).slot;
+        std::thread::sleep(Duration::from_millis(220));
+        a.shared.activity.touch();
+        let (retry, refusal) = waits(table.admit(ip(1)));
+        assert_eq!(refusal, Refusal::PeerAllBusy);
+        assert!(!closed(&a), "bytes moved on it just now");
+        assert!(
+            retry > Instant::now() + Duration::from_millis(100),
+            "{retry:?}"
+        );
+        std::thread::sleep(Duration::from_millis(220));
+        let b = admitted(table.admit(ip(1)));
+        assert_eq!(b.evicted, Some(Eviction::MaxConnectionsPerPeer));
+        assert!(closed(&a), "quiet for its grace and never served");
     }
 
     #[test]

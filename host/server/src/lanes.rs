@@ -12,7 +12,10 @@
 //! so slow evaluations share the slow lane's threads instead of holding one each.
 //!
 //! Admission is bounded: at most `max_in_flight` evaluations run at once, in either
-//! lane; one more is refused at once, and the caller answers it as overloaded.
+//! lane. One more waits for a slot (its body is already read; it holds no sandbox while
+//! it waits) until the instant its caller gives, half its evaluation budget, and only
+//! then is refused and answered as overloaded: a burst of reviews (a Deployment scaled
+//! from 0 to 1,000) waits a few milliseconds instead of being turned away.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,8 +27,14 @@ use std::time::Instant;
 /// The slow lane and the bound on evaluations in flight.
 pub struct Lanes {
     slow: Option<tokio::runtime::Runtime>,
-    in_flight: Arc<AtomicUsize>,
+    in_flight: Arc<InFlight>,
     max_in_flight: usize,
+}
+
+/// Evaluations running, and the waiters woken when one ends.
+struct InFlight {
+    running: AtomicUsize,
+    freed: tokio::sync::Notify,
 }
 
 /// `max_in_flight` evaluations are running.
@@ -33,11 +42,12 @@ pub struct Lanes {
 pub struct Full;
 
 /// The right to run one evaluation; released when dropped, wherever it ends.
-pub struct Slot(Arc<AtomicUsize>);
+pub struct Slot(Arc<InFlight>);
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.0.running.fetch_sub(1, Ordering::AcqRel);
+        self.0.freed.notify_one();
     }
 }
 
@@ -65,7 +75,10 @@ impl Lanes {
             .build()?;
         Ok(Lanes {
             slow: Some(slow),
-            in_flight: Arc::new(AtomicUsize::new(0)),
+            in_flight: Arc::new(InFlight {
+                running: AtomicUsize::new(0),
+                freed: tokio::sync::Notify::new(),
+            }),
             max_in_flight: max_in_flight.max(1),
         })
     }
@@ -73,6 +86,7 @@ impl Lanes {
     /// Takes a slot, or refuses when `max_in_flight` evaluations are running.
     pub fn try_admit(&self) -> Result<Slot, Full> {
         self.in_flight
+            .running
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < self.max_in_flight).then_some(n + 1)
             })
@@ -80,9 +94,23 @@ impl Lanes {
             .map_err(|_| Full)
     }
 
+    /// Takes a slot, waiting for one to be released until `until`; refuses after.
+    pub async fn admit(&self, until: Instant) -> Result<Slot, Full> {
+        loop {
+            // Registered before trying, so a release between the two is not missed.
+            let freed = self.in_flight.freed.notified();
+            if let Ok(slot) = self.try_admit() {
+                return Ok(slot);
+            }
+            if tokio::time::timeout_at(until.into(), freed).await.is_err() {
+                return self.try_admit();
+            }
+        }
+    }
+
     /// Evaluations running now.
     pub fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::Acquire)
+        self.in_flight.running.load(Ordering::Acquire)
     }
 
     /// Runs `evaluation` here until its first `Pending`, then on the slow lane; answers
@@ -206,6 +234,34 @@ mod tests {
         assert_eq!(lanes.in_flight(), 1);
         let c = lanes.try_admit().expect("room again");
         drop((b, c));
+        assert_eq!(lanes.in_flight(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_request_past_max_in_flight_waits_for_a_slot_until_its_instant() {
+        let lanes = Arc::new(Lanes::new(1, 1).expect("lanes"));
+        let held = lanes.try_admit().expect("first");
+        // Nothing is released: refused at its instant, not before.
+        let asked = Instant::now();
+        let refused = lanes.admit(asked + Duration::from_millis(60)).await;
+        assert!(refused.is_err());
+        assert!(asked.elapsed() >= Duration::from_millis(50));
+        // Released while it waits: admitted then.
+        let waiter = {
+            let lanes = lanes.clone();
+            tokio::spawn(async move {
+                lanes
+                    .admit(Instant::now() + Duration::from_secs(5))
+                    .await
+                    .is_ok()
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        drop(held);
+        assert!(
+            waiter.await.expect("waiter"),
+            "admitted once the slot was freed"
+        );
         assert_eq!(lanes.in_flight(), 0);
     }
 

@@ -164,7 +164,10 @@ async fn admit(
             // answer then is answered per the failure mode.
             let deadline = started + set.webhook.limits.evaluation_timeout;
             let unanswered = |why| unevaluated(state, &set, &review.uid, endpoint, mode, why);
-            let Ok(slot) = state.lanes.try_admit() else {
+            // With `maxInFlight` evaluations running, wait for one to end for at most
+            // half the budget (a burst waits milliseconds), then answer as overloaded.
+            let wait_until = started + set.webhook.limits.evaluation_timeout / 2;
+            let Ok(slot) = state.lanes.admit(wait_until).await else {
                 return unanswered(Unevaluated::Overloaded);
             };
             let evaluation = {
