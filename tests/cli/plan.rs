@@ -14,10 +14,14 @@ fn plan_json_in(dir: &Path, args: &[&str]) -> (i32, Value) {
     (code(&out), plan)
 }
 
-/// `text` with the alternative's edits applied (each on its line).
-fn apply(text: &str, alternative: &Value) -> String {
+/// `text` (of the file `file`) with the alternative's edits in that file applied (each on
+/// its line); an edit that names no file is in the resource's own file, `own`.
+fn apply(text: &str, alternative: &Value, file: &str, own: &str) -> String {
     let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
     for e in alternative["edits"].as_array().expect("edits") {
+        if e["file"].as_str().unwrap_or(own) != file {
+            continue;
+        }
         let line = e["line"].as_u64().expect("line") as usize;
         let from = e["from"].as_str().expect("from");
         let to = e["to"].as_str().expect("to");
@@ -64,7 +68,27 @@ fn every_alternative_passes_check(
                 }
             }
             let name = Path::new(file).file_name().expect("name");
-            std::fs::write(scratch.path().join(name), apply(&text, alternative)).expect("write");
+            std::fs::write(
+                scratch.path().join(name),
+                apply(&text, alternative, file, file),
+            )
+            .expect("write");
+            // Edits in another file of the folder (a Terraform variable's default).
+            for e in alternative["edits"].as_array().expect("edits") {
+                if let Some(other) = e["file"].as_str().filter(|f| *f != file) {
+                    assert!(
+                        whole_folder,
+                        "{other}: an edit outside the file needs its folder"
+                    );
+                    let other_text = std::fs::read_to_string(dir.join(other)).expect("read");
+                    let other_name = Path::new(other).file_name().expect("name");
+                    std::fs::write(
+                        scratch.path().join(other_name),
+                        apply(&other_text, alternative, other, file),
+                    )
+                    .expect("write");
+                }
+            }
             let mut args = vec!["check", "--format", "json", "--as-of", "2026-11-22"];
             let config_text;
             if let Some(c) = config {
@@ -455,11 +479,17 @@ fn every_suggestion_for_exports_of_what_runs_passes_check() {
 }
 
 /// ARM templates, Bicep and Terraform: the size is edited where it is written (at the
-/// resource, or at the parameter or variable default it comes from), and every suggestion
-/// passes `check` on the edited folder.
+/// resource, at the parameter or variable default it comes from, in `variables.tf` beside
+/// a Terraform file), and every suggestion passes `check` on the edited folder.
 #[test]
 fn every_suggestion_for_templates_passes_check() {
-    for dir in ["arm", "bicep", "terraform/json"] {
+    for dir in [
+        "arm",
+        "bicep",
+        "terraform/json",
+        "terraform/aks-gpu",
+        "terraform/folder",
+    ] {
         let dir = fixtures().join(dir);
         let (_, plan) = plan_json_in(&dir, &["."]);
         let planned = plan["resources"]
@@ -471,6 +501,12 @@ fn every_suggestion_for_templates_passes_check() {
         assert!(planned >= 1, "{}: {plan:#}", dir.display());
         every_alternative_passes_check(&dir, &plan, None, true);
     }
+    // The pool of aks-gpu takes its size from `var.gpu_vm_size`, whose default is in
+    // variables.tf: the edit is there.
+    let (_, plan) = plan_json_in(&fixtures().join("terraform/aks-gpu"), &["main.tf"]);
+    let edit = &plan["resources"][0]["alternatives"][0]["edits"][0];
+    assert_eq!(edit["file"], "variables.tf", "{plan:#}");
+    assert_eq!(edit["from"], "Standard_NC6s_v3");
 }
 
 /// With `regions.allowedGeographies` instead of a list of regions, a resource outside them

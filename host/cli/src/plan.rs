@@ -135,6 +135,10 @@ pub struct Alternative {
 /// One replacement in a file's text.
 #[derive(Clone, Debug, Serialize)]
 pub struct TextEdit {
+    /// The file, when it is not the resource's own (a Terraform variable's default in
+    /// `variables.tf` beside it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// 1-based line of the replaced text.
     pub line: u32,
     pub from: String,
@@ -427,12 +431,18 @@ fn plan_one(prepared: &mut Prepared, files: &[Input], before: &Report, t: &Targe
     let mut tried: Vec<(Candidate, Vec<TextEdit>, Vec<Finding>)> = Vec::new();
     let mut not_editable = 0;
     for c in budget(current, candidates) {
-        let Some((edited, edits)) =
-            edit(prepared, input, &text, t, &sku_at, region_at.as_deref(), &c)
-        else {
+        let attempt = edit(prepared, input, &text, t, &sku_at, region_at.as_deref(), &c)
+            .map(|(text, edits)| Edited {
+                text,
+                folder: None,
+                edits,
+            })
+            .or_else(|| edit_in_folder(prepared, input, &text, t, &c));
+        let Some(edited) = attempt else {
             not_editable += 1;
             continue;
         };
+        let edits = edited.edits.clone();
         let found = evaluate(prepared, files, t, edited);
         tried.push((c, edits, found));
     }
@@ -781,6 +791,139 @@ fn edit(
     None
 }
 
+/// An edit of a candidate: the resource's file's text, and the scratch copy of its folder
+/// when the edit is in another file of it.
+struct Edited {
+    text: String,
+    folder: Option<ScratchFolder>,
+    edits: Vec<TextEdit>,
+}
+
+/// A scratch copy of a Terraform folder, removed when dropped.
+struct ScratchFolder(std::path::PathBuf);
+
+impl Drop for ScratchFolder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The configuration and variable files of a Terraform folder (`.tf`, `.tf.json`,
+/// `.tfvars`, `.tfvars.json`), sorted.
+fn terraform_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<std::path::PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                let n = n.to_ascii_lowercase();
+                [".tf", ".tf.json", ".tfvars", ".tfvars.json"]
+                    .iter()
+                    .any(|e| n.ends_with(e))
+            })
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// For a Terraform file whose size comes from a variable declared in another file of its
+/// folder (`default` in `variables.tf`, a value in `terraform.tfvars`): the size edited
+/// there, in a scratch copy of the folder, accepted when the resource's file reads back
+/// with the candidate. Size changes only.
+fn edit_in_folder(
+    prepared: &Prepared,
+    input: &Input,
+    text: &str,
+    t: &Target,
+    c: &Candidate,
+) -> Option<Edited> {
+    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    if input.text.is_some() || c.region.is_some() {
+        return None;
+    }
+    let own = input.path.file_name()?.to_str()?.to_ascii_lowercase();
+    if !(own.ends_with(".tf") || own.ends_with(".tf.json")) {
+        return None;
+    }
+    let dir = match input.path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let current = t.resource.sku.as_deref().and_then(catalog::sku)?;
+    let files = terraform_files(&dir);
+    let mut tries = 0;
+    for file in &files {
+        if file.file_name() == input.path.file_name() {
+            continue;
+        }
+        let Ok(sibling) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for (start, end) in occurrences(&sibling, current.name) {
+            tries += 1;
+            if tries > 8 {
+                return None;
+            }
+            let scratch = ScratchFolder(std::env::temp_dir().join(format!(
+                "computeguard-plan-{}-{}",
+                std::process::id(),
+                COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            )));
+            std::fs::create_dir_all(&scratch.0).ok()?;
+            for f in &files {
+                std::fs::copy(f, scratch.0.join(f.file_name()?)).ok()?;
+            }
+            let mut edited = sibling.clone();
+            edited.replace_range(start..end, c.sku.name);
+            std::fs::write(scratch.0.join(file.file_name()?), &edited).ok()?;
+            let moved = Input {
+                path: scratch.0.join(input.path.file_name()?),
+                text: Some(text.to_string()),
+                ..input.clone()
+            };
+            if reads_back(prepared, &moved, text, t, c) {
+                let shown = std::path::Path::new(&input.name)
+                    .with_file_name(file.file_name()?)
+                    .display()
+                    .to_string();
+                return Some(Edited {
+                    text: text.to_string(),
+                    folder: Some(scratch),
+                    edits: vec![TextEdit {
+                        file: Some(shown),
+                        line: u32::try_from(sibling[..start].matches('\n').count() + 1)
+                            .unwrap_or(u32::MAX),
+                        from: sibling[start..end].to_string(),
+                        to: c.sku.name.to_string(),
+                    }],
+                });
+            }
+        }
+    }
+    None
+}
+
+/// Every whole-word occurrence of `value` in `text`, compared without case.
+fn occurrences(text: &str, value: &str) -> Vec<(usize, usize)> {
+    let lower = text.to_ascii_lowercase();
+    let needle = value.to_ascii_lowercase();
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    lower
+        .match_indices(&needle)
+        .map(|(i, _)| (i, i + needle.len()))
+        .filter(|(i, end)| {
+            let before = text.get(..*i).and_then(|t| t.chars().next_back());
+            let after = text.get(*end..).and_then(|t| t.chars().next());
+            !before.is_some_and(word) && !after.is_some_and(word)
+        })
+        .collect()
+}
+
 /// Where `value` may be written for the node at `pointer`: first the literal at that node's
 /// place (within a few lines of it), then every other whole-word occurrence in the text,
 /// compared without case; at most 8.
@@ -805,14 +948,8 @@ fn places(
     {
         out.push((start, end));
     }
-    let lower = text.to_ascii_lowercase();
-    let needle = value.to_ascii_lowercase();
-    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    for (i, _) in lower.match_indices(&needle) {
-        let end = i + needle.len();
-        let before = text.get(..i).and_then(|t| t.chars().next_back());
-        let after = text.get(end..).and_then(|t| t.chars().next());
-        if before.is_some_and(word) || after.is_some_and(word) || out.contains(&(i, end)) {
+    for (i, end) in occurrences(text, value) {
+        if out.contains(&(i, end)) {
             continue;
         }
         out.push((i, end));
@@ -838,6 +975,7 @@ fn apply_and_read_back(
     let mut shown = Vec::new();
     for (start, end, new) in edits {
         shown.push(TextEdit {
+            file: None,
             line: u32::try_from(text[..start].matches('\n').count() + 1).unwrap_or(u32::MAX),
             from: text[start..end].to_string(),
             to: new.clone(),
@@ -845,39 +983,54 @@ fn apply_and_read_back(
         out.replace_range(start..end, &new);
     }
     shown.reverse();
-    // Read back: the resource now has the candidate's size and region.
-    let reader = prepared.reader();
-    let expander = reader.expander(std::slice::from_ref(input));
     let edited = Input {
         text: Some(out.clone()),
         ..input.clone()
     };
-    let (docs, source) = expander.decode_named(&edited, &out).ok()?;
-    let doc = docs
+    reads_back(prepared, &edited, &out, t, c).then_some((out, shown))
+}
+
+/// Whether `input` (whose text is `text`) has the resource of `t` with the candidate's size
+/// and region, read as `check` reads it.
+fn reads_back(prepared: &Prepared, input: &Input, text: &str, t: &Target, c: &Candidate) -> bool {
+    let reader = prepared.reader();
+    let expander = reader.expander(std::slice::from_ref(input));
+    let Ok((docs, source)) = expander.decode_named(input, text) else {
+        return false;
+    };
+    let Some(doc) = docs
         .iter()
         .find(|(n, d)| *n == input.name && d.index == t.document)
-        .map(|(_, d)| d)?;
+        .map(|(_, d)| d)
+    else {
+        return false;
+    };
     let unit = if t.prefix.is_empty() {
-        doc.value.clone()
+        Some(doc.value.clone())
     } else {
-        doc.value.pointer(&t.prefix)?.clone()
+        doc.value.pointer(&t.prefix).cloned()
+    };
+    let Some(unit) = unit else {
+        return false;
     };
     let back = read::normalize(&unit, source);
     // The same resource: an object with several roles (a training job's `Master` and
     // `Worker`) has one resource per role, told apart by where their size is written.
-    let r = back.iter().find(|b| {
+    let Some(r) = back.iter().find(|b| {
         b.kind == t.resource.kind
             && b.name == t.resource.name
             && b.pointer == t.resource.pointer
             && b.role == t.resource.role
             && b.fields.get("sku") == t.resource.fields.get("sku")
-    })?;
+    }) else {
+        return false;
+    };
     let size_ok = r.sku.as_deref().and_then(catalog::sku).map(|f| f.name) == Some(c.sku.name);
     let region_ok = match &c.region {
         Some(want) => r.region.as_deref() == Some(want.as_str()),
         None => r.region == t.resource.region,
     };
-    (size_ok && region_ok).then_some((out, shown))
+    size_ok && region_ok
 }
 
 /// The byte range of `written` at the node `pointer` locates (its key or itself), and the
@@ -912,10 +1065,14 @@ fn place(
 /// Evaluates the edited file as `check` would within the whole change: the quota sums
 /// over every file (with the edit) when `azure.usage` is configured, then the file.
 /// Returns the error and warning findings on the resource.
-fn evaluate(prepared: &mut Prepared, files: &[Input], t: &Target, text: String) -> Vec<Finding> {
+fn evaluate(prepared: &mut Prepared, files: &[Input], t: &Target, edit: Edited) -> Vec<Finding> {
     let input = &files[t.input];
     let edited = Input {
-        text: Some(text),
+        text: Some(edit.text.clone()),
+        path: match (&edit.folder, input.path.file_name()) {
+            (Some(folder), Some(name)) => folder.0.join(name),
+            _ => input.path.clone(),
+        },
         ..input.clone()
     };
     let quota = prepared
