@@ -25,7 +25,7 @@
 //! 3. **Why it passes**, from the installed context: the zones `azure.skus` offers, the
 //!    free vCPUs `azure.usage` reports; "not known" where the configuration gives neither.
 //!
-//! Prices are not known yet (the cost issue): [`rank_key`] is the one place that orders
+//! Prices are not known yet (the cost issue): `rank_key` is the one place that orders
 //! alternatives, to which a price belongs once there is one.
 
 use crate::prepare::Prepared;
@@ -190,7 +190,7 @@ pub(crate) fn plan(prepared: &mut Prepared, only_findings: bool) -> Plan {
     install_context(prepared);
     let files = prepared.files.clone();
     let before = prepared.scan().run(&files, Report::default());
-    let targets = targets(&prepared.reader(), &files);
+    let targets = targets(&prepared.reader(), &files, &before);
     let mut entries = Vec::new();
     for t in targets {
         let entry = plan_one(prepared, &files, &before, &t);
@@ -223,7 +223,7 @@ pub(crate) fn plan(prepared: &mut Prepared, only_findings: bool) -> Plan {
 pub(crate) fn suggest(prepared: &mut Prepared, report: &mut Report) {
     install_context(prepared);
     let files = prepared.files.clone();
-    for t in targets(&prepared.reader(), &files) {
+    for t in targets(&prepared.reader(), &files, report) {
         let input = &files[t.input];
         if !report
             .findings
@@ -278,10 +278,20 @@ fn install_context(prepared: &Prepared) {
 /// The resources plan considers: those with a GPU size, a size unknown to the catalog in a
 /// GPU family, or a size left to deploy time; read as check reads them, top-level files
 /// only (a module's resources are planned through... nothing: listed as `in-module`).
-fn targets(reader: &Scan<'_>, files: &[Input]) -> Vec<Target> {
+fn targets(reader: &Scan<'_>, files: &[Input], report: &Report) -> Vec<Target> {
     let expander = reader.expander(files);
     let mut out = Vec::new();
+    // A module's file that check read through its call is planned through nothing here.
+    let modules: Vec<&str> = report
+        .skipped
+        .iter()
+        .filter(|s| s.kind == crate::report::SkipKind::Module)
+        .map(|s| s.file.as_str())
+        .collect();
     for (i, input) in files.iter().enumerate() {
+        if modules.contains(&input.name.as_str()) {
+            continue;
+        }
         let Ok(text) = reader.read(input) else {
             continue;
         };
