@@ -1,7 +1,7 @@
 //! KAITO's own figures: the GPU memory (and, in older releases, the GPU count) each preset
 //! needs, and the GPUs of each instance type KAITO knows, with the KAITO version they come
 //! from. Built in from `policies/catalog/kaito.yaml` (one KAITO commit); a catalog overlay's
-//! `kaito:` section extends or replaces them ([`install`]), for a cluster on another release.
+//! `kaito:` section extends or replaces them (`install`), for a cluster on another release.
 //!
 //! [`fit`] judges a preset on an instance type the way KAITO's admission webhook does
 //! (`api/v1beta1/workspace_validation.go`): total GPUs (`count x GPUs`) against the preset's

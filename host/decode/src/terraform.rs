@@ -500,7 +500,7 @@ impl TerraformVariables {
     /// it (`gpu["a100"]`, `gpu[0]`) and located where the block is written, with
     /// `each.key`, `each.value` and `count.index` resolved; then resolves the whole document
     /// ([`TerraformVariables::resolve`]). A block whose collection is not known (or has more
-    /// than [`MAX_INSTANCES`] elements) stays as written: what depends on the instance stays
+    /// than `MAX_INSTANCES` elements) stays as written: what depends on the instance stays
     /// unresolved. `count = 0` removes the block, as in Terraform.
     pub fn resolve_document(&self, doc: &mut Document) -> usize {
         let mut aliases = Vec::new();

@@ -23,7 +23,7 @@ pub struct Expander<'s> {
 }
 
 impl<'s> Scan<'s> {
-    /// The [`Expander`] of `inputs`.
+    /// The `Expander` of `inputs`.
     pub fn expander(&'s self, inputs: &[Input]) -> Expander<'s> {
         Expander {
             scan: self,
