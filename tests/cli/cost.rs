@@ -284,3 +284,227 @@ fn a_file_that_is_not_a_price_page_is_refused_naming_it() -> Result<(), Box<dyn 
     );
     Ok(())
 }
+
+const BUDGET: &str = "tests/fixtures/cost-budget/computeguard.yaml";
+
+fn idle_findings(report: &Value) -> Vec<(String, String)> {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule"] == "gpu-idle-cost")
+        .map(|f| {
+            (
+                f["resource"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                f["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn gpu_idle_cost_is_off_without_a_budget() {
+    let (_, report) = priced(&["tests/fixtures/cost"]);
+    assert!(idle_findings(&report).is_empty());
+}
+
+#[test]
+fn gpu_idle_cost_over_2000_names_the_amount_and_the_saving() {
+    // Budget $2,000: the GPU pool (2,681.29), the Azure ML cluster train (2,681.29), the KAITO
+    // workspace (5,362.58) and the Windows pool (5,631.22) are over; the T4 deployment
+    // (767.96), the Spot and Low Priority floors (0) and the CPU pools are not.
+    let (_, report) = check_json(&["--config", BUDGET, "tests/fixtures/cost"]);
+    let found = idle_findings(&report);
+    let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "azurerm_kubernetes_cluster_node_pool gpu",
+            "Azure ML compute cluster train",
+            "KAITO workspace llama-3-1-8b",
+            "AKS node pool gpuwin"
+        ]
+    );
+    // Spot: 0.7346 x 1 x 730 = 536.26; 2,681.29 - 536.26 = 2,145.03
+    assert_eq!(
+        found[1].1,
+        "Azure ML compute cluster train costs $2,681.29/month idle (1 node(s) of Standard_NC24ads_A100_v4 at $3.673/h, linux regular), over the idle budget of $2,000.00/month (settings.computeguard.cost.maxIdleMonthly); scaling it to zero when idle saves $2,681.29/month; for interruptible training, Spot nodes ($0.7346/h) would cost $536.26/month idle, $2,145.03 less"
+    );
+    // Windows Spot: 0.9186 x 2 x 730 = 1,341.16; 5,631.22 - 1,341.16 = 4,290.06
+    assert!(
+        found[3]
+            .1
+            .ends_with("Spot nodes ($0.9186/h) would cost $1,341.16/month idle, $4,290.06 less"),
+        "{}",
+        found[3].1
+    );
+    assert!(
+        found[2]
+            .1
+            .ends_with("it does not scale to zero: each node fewer saves $2,681.29/month"),
+        "{}",
+        found[2].1
+    );
+    let f = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["rule"] == "gpu-idle-cost")
+        .expect("one");
+    assert_eq!(
+        (
+            f["severity"].as_str(),
+            f["policy"].as_str(),
+            f["line"].as_u64()
+        ),
+        (Some("warning"), Some("computeguard"), Some(20))
+    );
+}
+
+#[test]
+fn gpu_idle_cost_of_the_change_when_no_resource_alone_is_over()
+-> Result<(), Box<dyn std::error::Error>> {
+    // Budget $6,000: no resource alone (the largest is the Windows pool, 5,631.22), but the GPU
+    // floors together are 2,681.29 + 0 + 0 + 2,681.29 + 5,362.58 + 767.96 + 5,631.22 = 17,124.34;
+    // the pools and clusters at zero save 2,681.29 + 0 + 0 + 2,681.29 + 5,631.22 = 10,993.80.
+    let dir = tempfile::tempdir()?;
+    let config = dir.path().join("computeguard.yaml");
+    let prices = root().join("tests/fixtures/prices");
+    std::fs::write(
+        &config,
+        format!(
+            "azure:\n  workspaceRegion: eastus\n  prices: [{0}/rshade-eastus-d2s-v3-consumption-spot-lowpri-windows.json, {0}/handwritten-eastus-gpu-nc-a100-t4.json]\nsettings:\n  computeguard: {{cost: {{maxIdleMonthly: 6000}}}}\n",
+            prices.display()
+        ),
+    )?;
+    let (_, report) = check_json(&[
+        "--config",
+        config.to_str().ok_or("path")?,
+        "tests/fixtures/cost",
+    ]);
+    let found = idle_findings(&report);
+    assert_eq!(
+        found,
+        [(
+            "AKS node pool gpuwin".to_string(),
+            "this change's GPU compute costs $17,124.34/month idle over 5 resources, over the idle budget of $6,000.00/month (settings.computeguard.cost.maxIdleMonthly); the largest is AKS node pool gpuwin at $5,631.22/month, and scaling the pools and clusters to zero when idle saves up to $10,993.80/month".to_string()
+        )]
+    );
+    Ok(())
+}
+
+#[test]
+fn min_nodes_zero_says_what_the_idle_nodes_cost() {
+    let (_, report) = priced(&[
+        "tests/fixtures/cost/aml-tf/main.tf",
+        "tests/fixtures/cost/unpriced.yml",
+    ]);
+    let messages: Vec<&str> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule"] == "min-nodes-zero")
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "Azure ML compute cluster train keeps 1 idle node(s) of Standard_NC24ads_A100_v4 when there is no work; set the minimum to 0 (the idle node(s) cost $2,681.29/month at $3.673/h)",
+            // No price: nothing added, never $0.
+            "Azure ML compute cluster h100-warm keeps 1 idle node(s) of Standard_NC48ads_A100_v4 when there is no work; set the minimum to 0",
+        ]
+    );
+}
+
+#[test]
+fn a_budget_without_prices_says_gpu_idle_cost_was_not_evaluated()
+-> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let config = dir.path().join("computeguard.yaml");
+    std::fs::write(
+        &config,
+        "settings:\n  computeguard: {cost: {maxIdleMonthly: 10}}\n",
+    )?;
+    let path = config.to_str().ok_or("path")?;
+    let (_, report) = check_json(&["--config", path, "tests/fixtures/cost/pool.bicep"]);
+    let message = "gpu-idle-cost was not evaluated: `settings.computeguard.cost.maxIdleMonthly` is set, but the configuration names no `azure.prices` (Azure Retail Prices API pages; docs/cost.md)";
+    assert!(
+        report["notEvaluated"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .any(|n| n["message"] == message),
+        "{report:#}"
+    );
+    let out = run(&["check", "--config", path, "tests/fixtures/cost/pool.bicep"]);
+    assert!(
+        stderr(&out).contains(&format!("computeguard: {message}\n")),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::write(
+        &config,
+        "settings:\n  computeguard: {cost: {maxIdle: 10}}\n",
+    )?;
+    let out = run(&["check", "--config", path, "tests/fixtures/cost/pool.bicep"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains(
+            "`settings.computeguard`.cost: unknown key `maxIdle`; expected maxIdleMonthly"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    Ok(())
+}
+
+#[test]
+fn gpu_idle_cost_is_suppressed_by_an_inline_comment_and_listed_by_rules_and_explain()
+-> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("warm.yml");
+    std::fs::write(
+        &file,
+        "# computeguard:ignore gpu-idle-cost warm node for the nightly SLA\n$schema: https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json\nname: warm\ntype: amlcompute\nsize: Standard_NC24ads_A100_v4\nlocation: eastus\nmin_instances: 1\nmax_instances: 2\n",
+    )?;
+    let (_, report) = check_json(&[
+        "--config",
+        BUDGET,
+        "--show-suppressed",
+        file.to_str().ok_or("path")?,
+    ]);
+    let f = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["rule"] == "gpu-idle-cost")
+        .expect("shown as suppressed");
+    assert_eq!(f["suppression"]["reason"], "warm node for the nightly SLA");
+    let out = run(&["rules", "--config", BUDGET]);
+    assert!(
+        stdout(&out)
+            .lines()
+            .any(|l| l.starts_with("gpu-idle-cost") && l.contains("warning")),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&["rules"]);
+    assert!(
+        stdout(&out)
+            .lines()
+            .any(|l| l.starts_with("gpu-idle-cost") && l.contains(" off ")),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&["explain", "gpu-idle-cost"]);
+    assert!(
+        stdout(&out).starts_with("gpu-idle-cost (off, reported by computeguard itself)"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains("More: docs/rules/gpu-idle-cost.md"));
+    Ok(())
+}

@@ -2,7 +2,7 @@
 //! read by `computeguard-cost` and refused when they are not Retail Prices API pages, and
 //! the lines the reports print. Prices never reach a policy.
 
-use computeguard_cost::{Estimate, PriceSheet, money};
+use computeguard_cost::{Estimate, PriceSheet, Priority, money};
 
 /// The pages the configuration names, read; `None` when it names none. A page with a
 /// `NextPageLink` is reported on standard error: the next page must be saved and listed too.
@@ -46,4 +46,318 @@ pub fn totals_line(e: &Estimate) -> String {
         ));
     }
     line
+}
+
+/// The CLI's own rule on idle GPU spend (docs/rules/gpu-idle-cost.md).
+pub const IDLE_COST_RULE: &str = "gpu-idle-cost";
+
+/// What `rules` lists for [`IDLE_COST_RULE`].
+pub const IDLE_COST_DESCRIPTION: &str = "The idle floor of a GPU resource, or of the whole change, costs more per month than the budget `settings.computeguard.cost.maxIdleMonthly` (off without it).";
+
+/// The fix of an idle-cost finding.
+pub const IDLE_COST_REMEDIATION: &str = "Scale GPU compute to zero when idle (min nodes 0, an idle shutdown for a compute instance), run interruptible training on Spot or low-priority nodes, or raise `settings.computeguard.cost.maxIdleMonthly` if the warm capacity is intended.";
+
+/// What [`IDLE_COST_RULE`] is, for `explain` and SARIF.
+pub fn idle_cost_doc() -> crate::report::RuleDoc {
+    crate::report::RuleDoc {
+        id: IDLE_COST_RULE.into(),
+        severity: crate::report::Severity::Warning,
+        description: IDLE_COST_DESCRIPTION.into(),
+        rationale: "Idle GPU nodes are billed by the hour at the size's list price (Azure Retail Prices, `azure.prices`); a floor above the budget is money spent while no work runs.".into(),
+        remediation: IDLE_COST_REMEDIATION.into(),
+        policy: "computeguard".into(),
+        documented: true,
+    }
+}
+
+/// Where the budget is written, for messages.
+const BUDGET_KEY: &str = "settings.computeguard.cost.maxIdleMonthly";
+
+/// The idle budget per month: `settings.computeguard.cost.maxIdleMonthly` (the CLI's own
+/// rules are the policy `computeguard`, and settings are per policy). `None` when not set.
+///
+/// # Errors
+///
+/// The `computeguard` settings are not `{cost: {maxIdleMonthly: NUMBER}}`.
+pub fn idle_budget(config: &crate::config::Config) -> anyhow::Result<Option<f64>> {
+    let file = config.path.as_ref().map_or_else(
+        || "computeguard.yaml".to_string(),
+        |p| p.display().to_string(),
+    );
+    let Some(own) = config.settings.get("computeguard") else {
+        return Ok(None);
+    };
+    let bad = |what: &str| anyhow::anyhow!("{file}: `settings.computeguard`{what}");
+    let Some(own) = own.as_object() else {
+        return Err(bad(" must be a mapping with `cost`"));
+    };
+    if let Some(k) = own.keys().find(|k| *k != "cost") {
+        return Err(bad(&format!(": unknown key `{k}`; expected cost")));
+    }
+    let Some(cost) = own.get("cost") else {
+        return Ok(None);
+    };
+    let Some(cost) = cost.as_object() else {
+        return Err(bad(".cost must be a mapping with `maxIdleMonthly`"));
+    };
+    if let Some(k) = cost.keys().find(|k| *k != "maxIdleMonthly") {
+        return Err(bad(&format!(
+            ".cost: unknown key `{k}`; expected maxIdleMonthly"
+        )));
+    }
+    match cost.get("maxIdleMonthly") {
+        None => Ok(None),
+        Some(v) => match v.as_f64().filter(|x| x.is_finite() && *x >= 0.0) {
+            Some(x) => Ok(Some(x)),
+            None => Err(bad(&format!(
+                ".cost.maxIdleMonthly must be an amount per month in the price pages' currency (a number, 0 or more), found `{v}`"
+            ))),
+        },
+    }
+}
+
+/// Whether `sku` is a GPU size (the catalog's GPU count, else an N-series name).
+fn is_gpu(sku: Option<&str>) -> bool {
+    sku.is_some_and(|s| {
+        computeguard_policy_core::catalog::sku(s)
+            .and_then(|f| f.gpu_count)
+            .map_or_else(
+                || computeguard_policy_core::catalog::sku_gpu_family(s),
+                |g| g > 0.0,
+            )
+    })
+}
+
+/// The line `line` (1-based) of `file`, for the snippet under a finding.
+fn source_line(file: &str, line: u32) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines()
+        .nth(usize::try_from(line).ok()?.checked_sub(1)?)
+        .map(str::to_string)
+}
+
+/// The `gpu-idle-cost` findings of an estimate: each GPU resource whose idle floor is over
+/// `budget`, with the saving of the fix, and the change when its GPU resources together
+/// are (and no one of them alone is).
+pub fn idle_cost_findings(
+    estimate: &Estimate,
+    sheet: &PriceSheet,
+    budget: f64,
+    severity: crate::report::Severity,
+) -> Vec<crate::report::Finding> {
+    use crate::report::{Finding, ResourceRef};
+    let cur = estimate.currency.as_str();
+    let m = |x: f64| money(x, cur);
+    let gpu: Vec<&computeguard_cost::ResourceCost> = estimate
+        .resources
+        .iter()
+        .filter(|c| is_gpu(c.sku.as_deref()))
+        .collect();
+    let finding = |c: &computeguard_cost::ResourceCost, message: String| Finding {
+        rule: IDLE_COST_RULE.into(),
+        severity,
+        message,
+        file: c.file.clone(),
+        line: c.line,
+        column: 1,
+        path: String::new(),
+        resource: ResourceRef {
+            kind: c.kind.clone(),
+            name: c.resource.clone(),
+        },
+        policy: "computeguard".into(),
+        remediation: IDLE_COST_REMEDIATION.into(),
+        document: 0,
+        object: None,
+        source_line: source_line(&c.file, c.line),
+        suppressed: false,
+        suppression: None,
+    };
+    let mut out = Vec::new();
+    for c in &gpu {
+        let (Some(floor), Some(hourly), Some(nodes)) = (c.floor_monthly, c.hourly, c.floor.nodes)
+        else {
+            continue;
+        };
+        if floor <= budget {
+            continue;
+        }
+        let sku = c.sku.as_deref().unwrap_or_default();
+        let mut message = format!(
+            "{} costs {}/month idle ({nodes} node(s) of {sku} at {}/h, {} {}), over the idle budget of {}/month ({BUDGET_KEY})",
+            c.resource,
+            m(floor),
+            format_rate(hourly, cur),
+            c.os.as_str(),
+            c.priority.as_str(),
+            m(budget),
+        );
+        match c.kind.as_str() {
+            "aks-node-pool" | "aml-compute-cluster" => message.push_str(&format!(
+                "; scaling it to zero when idle saves {}/month",
+                m(floor)
+            )),
+            "aml-compute-instance" => message.push_str(&format!(
+                "; stopping it when idle (an idle shutdown or a schedule) saves up to {}/month",
+                m(floor)
+            )),
+            _ => message.push_str(&format!(
+                "; it does not scale to zero: each node fewer saves {}/month",
+                m(c.monthly_at(1).unwrap_or_default())
+            )),
+        }
+        let interruptible = matches!(
+            c.kind.as_str(),
+            "aks-node-pool" | "aml-compute-cluster" | "vm-scale-set"
+        );
+        if c.priority == Priority::Regular
+            && interruptible
+            && let Some(region) = c.region.as_deref()
+            && let Some(p) = sheet.lookup(sku, region, c.os, Priority::Spot)
+        {
+            let on_spot = computeguard_cost::monthly(p.hourly, nodes);
+            message.push_str(&format!(
+                "; for interruptible training, Spot nodes ({}/h) would cost {}/month idle, {} less",
+                format_rate(p.hourly, cur),
+                m(on_spot),
+                m(floor - on_spot)
+            ));
+        }
+        out.push(finding(c, message));
+    }
+    let total: f64 = gpu.iter().filter_map(|c| c.floor_monthly).sum();
+    let counted = gpu
+        .iter()
+        .filter(|c| c.floor_monthly.is_some_and(|f| f > 0.0))
+        .count();
+    if out.is_empty() && counted > 1 && total > budget {
+        let largest = gpu
+            .iter()
+            .filter(|c| c.floor_monthly.is_some())
+            .max_by(|a, b| {
+                a.floor_monthly
+                    .partial_cmp(&b.floor_monthly)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+        if let Some(c) = largest {
+            out.push(finding(
+                c,
+                format!(
+                    "this change's GPU compute costs {}/month idle over {counted} resources, over the idle budget of {}/month ({BUDGET_KEY}); the largest is {} at {}/month, and scaling the pools and clusters to zero when idle saves up to {}/month",
+                    m(cents(total)),
+                    m(budget),
+                    c.resource,
+                    m(c.floor_monthly.unwrap_or_default()),
+                    m(cents(gpu
+                        .iter()
+                        .filter(|c| matches!(c.kind.as_str(), "aks-node-pool" | "aml-compute-cluster"))
+                        .filter_map(|c| c.floor_monthly)
+                        .sum::<f64>())),
+                ),
+            ));
+        }
+    }
+    out
+}
+
+fn cents(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// An hourly rate with every digit the page gives (`$0.018816`).
+pub fn format_rate(h: f64, currency: &str) -> String {
+    if currency.eq_ignore_ascii_case("USD") {
+        format!("${h}")
+    } else {
+        format!("{currency} {h}")
+    }
+}
+
+/// Adds what the idle nodes cost to each `min-nodes-zero` finding whose resource is priced.
+pub fn annotate_min_nodes(findings: &mut [crate::report::Finding], estimate: &Estimate) {
+    for f in findings.iter_mut().filter(|f| f.rule == "min-nodes-zero") {
+        let Some(c) = estimate
+            .resources
+            .iter()
+            .filter(|c| c.file == f.file && f.message.starts_with(&c.resource))
+            .max_by_key(|c| c.resource.len())
+        else {
+            continue;
+        };
+        if let (Some(floor), Some(hourly)) = (c.floor_monthly, c.hourly) {
+            f.message.push_str(&format!(
+                " (the idle node(s) cost {}/month at {}/h)",
+                money(floor, &estimate.currency),
+                format_rate(hourly, &estimate.currency)
+            ));
+        }
+    }
+}
+
+/// Puts the estimate into the report: what the idle nodes of `min-nodes-zero` findings
+/// cost, the `gpu-idle-cost` findings when a budget is set and the rule is not off
+/// (suppressed by an inline `computeguard:ignore gpu-idle-cost REASON` on the resource's
+/// line or the one above, or by `ignore:`), then the counts again.
+pub fn apply(
+    report: &mut crate::report::Report,
+    estimate: Estimate,
+    sheet: &PriceSheet,
+    budget: Option<f64>,
+    config: &crate::config::Config,
+) {
+    use crate::report::{Severity, SuppressionKind};
+    annotate_min_nodes(&mut report.findings, &estimate);
+    annotate_min_nodes(&mut report.suppressed, &estimate);
+    let severity =
+        computeguard_policyset::severity_of(&config.rules, IDLE_COST_RULE, Severity::Warning);
+    if let (Some(budget), Some(severity)) = (budget, severity) {
+        report.rules.push(idle_cost_doc());
+        for f in idle_cost_findings(&estimate, sheet, budget, severity) {
+            let path = std::path::Path::new(&f.file);
+            let inline = std::fs::read_to_string(path).ok().and_then(|text| {
+                crate::suppress::Directives::parse(path, &text)
+                    .find(f.line, IDLE_COST_RULE)
+                    .map(|d| d.reason.clone().unwrap_or_default())
+            });
+            match inline {
+                Some(reason) => report
+                    .suppressed
+                    .push(f.suppress(SuppressionKind::Inline, reason)),
+                None => match config.ignored(IDLE_COST_RULE, path, "") {
+                    Some(i) => {
+                        let reason = i.reason.clone();
+                        report
+                            .suppressed
+                            .push(f.suppress(SuppressionKind::Config, reason));
+                    }
+                    None => report.findings.push(f),
+                },
+            }
+        }
+    }
+    report.cost = Some(estimate);
+    report.finish();
+}
+
+/// `gpu-idle-cost` was asked for (a budget and the rule on) but the configuration names no
+/// prices: said in every format, never a silent pass.
+pub fn not_evaluated(
+    config: &crate::config::Config,
+    budget: Option<f64>,
+) -> Option<crate::report::NotEvaluated> {
+    let on = computeguard_policyset::severity_of(
+        &config.rules,
+        IDLE_COST_RULE,
+        crate::report::Severity::Warning,
+    )
+    .is_some();
+    (budget.is_some() && on && config.context.prices.is_empty()).then(|| {
+        crate::report::NotEvaluated {
+            rule: IDLE_COST_RULE.into(),
+            needs: "azure.prices".into(),
+            message: format!(
+                "{IDLE_COST_RULE} was not evaluated: `{BUDGET_KEY}` is set, but the configuration names no `azure.prices` (Azure Retail Prices API pages; docs/cost.md)"
+            ),
+        }
+    })
 }

@@ -11,9 +11,12 @@ use std::path::Path;
 /// with the webhook).
 pub use computeguard_policyset::LoadedPolicy as Loaded;
 
-/// Rule ids the CLI reports itself (an incomplete suppression), which the configuration
+/// Rule ids the CLI reports itself (an incomplete suppression, idle GPU spend), which the configuration
 /// may name like a policy's.
-pub const OWN_RULES: &[&str] = &[crate::suppress::MISSING_REASON_RULE];
+pub const OWN_RULES: &[&str] = &[
+    crate::suppress::MISSING_REASON_RULE,
+    crate::cost::IDLE_COST_RULE,
+];
 
 /// Loads every policy and validates its settings. Errors name the file (and line,
 /// for packs that do not compile).

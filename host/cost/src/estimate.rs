@@ -96,7 +96,7 @@ pub struct ResourceCost {
 impl ResourceCost {
     /// What the floor would cost on `nodes` nodes instead (the saving of a fix).
     pub fn monthly_at(&self, nodes: i64) -> Option<f64> {
-        self.hourly.map(|h| month(h, nodes))
+        self.hourly.map(|h| monthly(h, nodes))
     }
 }
 
@@ -250,7 +250,7 @@ impl Estimate {
 }
 
 /// `hourly x nodes x 730`, to the cent.
-fn month(hourly: f64, nodes: i64) -> f64 {
+pub fn monthly(hourly: f64, nodes: i64) -> f64 {
     #[expect(clippy::cast_precision_loss, reason = "node counts are small")]
     let n = nodes as f64;
     cents(hourly * n * HOURS_PER_MONTH)
@@ -407,11 +407,11 @@ pub fn price(s: &Subject<'_>, sheet: &PriceSheet) -> Option<ResourceCost> {
         },
     }
     let floor_monthly = match (hourly, floor.nodes) {
-        (Some(h), Some(n)) => Some(month(h, n)),
+        (Some(h), Some(n)) => Some(monthly(h, n)),
         _ => None,
     };
     let ceiling_monthly = match (hourly, ceiling.nodes) {
-        (Some(h), Some(n)) => Some(month(h, n)),
+        (Some(h), Some(n)) => Some(monthly(h, n)),
         _ => None,
     };
     if floor.nodes.is_none() {

@@ -54,11 +54,14 @@
 //! - [`PriceError`]: a file that is not a Retail Prices page, naming the file, the line
 //!   and what was expected.
 
+mod compare;
 mod estimate;
 mod prices;
 
+pub use compare::{Change, Comparison, signed};
+
 pub use estimate::{
     Count, Estimate, HOURS_PER_MONTH, Meter, PRICED_KINDS, ResourceCost, Subject, Totals, Unknown,
-    money, price,
+    money, monthly, price,
 };
 pub use prices::{MAX_PRICE_FILE_BYTES, Os, PageSummary, Price, PriceError, PriceSheet, Priority};

@@ -91,9 +91,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         max_file_mib: args.max_file_mib,
     })?;
     let prices = crate::cost::load_prices(&prepared.config)?;
+    let budget = crate::cost::idle_budget(&prepared.config)?;
     let mut report = first_report(&prepared);
     if let Some(sheet) = &prices {
-        report.cost = Some(prepared.scan().estimate(&prepared.files, sheet));
+        let estimate = prepared.scan().estimate(&prepared.files, sheet);
+        crate::cost::apply(&mut report, estimate, sheet, budget, &prepared.config);
     }
     if args.suggest {
         crate::plan::suggest(&mut prepared, &mut report);
@@ -110,6 +112,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     }
     if report.summary.resources > 0 {
         report.not_evaluated = not_evaluated(config, &report);
+        report
+            .not_evaluated
+            .extend(crate::cost::not_evaluated(config, budget));
     }
     let stdout = std::io::stdout();
     let opts = RenderOptions {
@@ -130,8 +135,16 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     {
         return Err(e.into());
     }
-    if let Some(note) = not_evaluated_line(&report.not_evaluated) {
+    let (prices_needed, azure_needed): (Vec<NotEvaluated>, Vec<NotEvaluated>) = report
+        .not_evaluated
+        .iter()
+        .cloned()
+        .partition(|n| n.needs == "azure.prices");
+    if let Some(note) = not_evaluated_line(&azure_needed) {
         eprintln!("computeguard: {note}");
+    }
+    for n in &prices_needed {
+        eprintln!("computeguard: {}", n.message);
     }
     if let Some(path) = &args.write_baseline {
         eprintln!(

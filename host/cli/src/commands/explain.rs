@@ -48,12 +48,20 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<Outcome> {
     }
     // What computeguard reports itself, with no policy: a blind spot and a finding on
     // comments. Both have a page under docs/rules/.
-    let own = [RuleDoc::unresolved(), RuleDoc::missing_reason()];
+    let own = [
+        RuleDoc::unresolved(),
+        RuleDoc::missing_reason(),
+        crate::cost::idle_cost_doc(),
+    ];
     if let Some(r) = own.iter().find(|r| r.id == args.rule) {
         let what = if r.id == RuleDoc::UNRESOLVED {
             "not a finding: a blind spot, listed in every format; `--fail-on-unresolved` fails on it".to_string()
         } else {
+            // gpu-idle-cost is off without a budget.
+            let budget = r.id != crate::cost::IDLE_COST_RULE
+                || crate::cost::idle_budget(&config).ok().flatten().is_some();
             let level = computeguard_policyset::severity_of(&config.rules, &r.id, r.severity)
+                .filter(|_| budget)
                 .map_or("off", |s| s.as_str());
             format!("{level}, reported by computeguard itself")
         };

@@ -51,6 +51,20 @@ pub fn run(args: RulesArgs) -> anyhow::Result<Outcome> {
         "computeguard".to_string(),
         crate::suppress::MISSING_REASON_DESCRIPTION.to_string(),
     ));
+    // Off without a budget (`settings.computeguard.cost.maxIdleMonthly`).
+    let budget = crate::cost::idle_budget(&config).ok().flatten();
+    rows.push((
+        crate::cost::IDLE_COST_RULE.to_string(),
+        computeguard_policyset::severity_of(
+            &config.rules,
+            crate::cost::IDLE_COST_RULE,
+            crate::report::Severity::Warning,
+        )
+        .filter(|_| budget.is_some())
+        .map_or("off", |s| s.as_str()),
+        "computeguard".to_string(),
+        crate::cost::IDLE_COST_DESCRIPTION.to_string(),
+    ));
     rows.sort();
     let c = crate::report::clean;
     // Written, not printed: a reader that stops early (`| head`) closes the pipe, and
