@@ -508,3 +508,148 @@ fn gpu_idle_cost_is_suppressed_by_an_inline_comment_and_listed_by_rules_and_expl
     assert!(stdout(&out).contains("More: docs/rules/gpu-idle-cost.md"));
     Ok(())
 }
+
+/// A base checkout holding the AKS Terraform (its GPU pool scaling 0-2 instead of 1-4)
+/// and the scale set, at the same paths as the change.
+fn base_checkout() -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let cost = dir.path().join("tests/fixtures/cost");
+    std::fs::create_dir_all(cost.join("aks-tf"))?;
+    let tf = std::fs::read_to_string(fixtures().join("cost/aks-tf/main.tf"))?
+        .replace("min_count             = 1", "min_count             = 0")
+        .replace("max_count             = 4", "max_count             = 2");
+    std::fs::write(cost.join("aks-tf/main.tf"), tf)?;
+    std::fs::copy(fixtures().join("cost/vmss.json"), cost.join("vmss.json"))?;
+    Ok(dir)
+}
+
+#[test]
+fn compare_to_a_base_17_194_42_more_idle_25_238_44_more_at_full_scale()
+-> Result<(), Box<dyn std::error::Error>> {
+    // Base: system pool 140.16 + GPU pool 0-2 (0 / 3.673 x 2 x 730 = 5,362.58) + Spot pool
+    // (0 / 4,290.06) + scale set 41.21 = 181.37 idle, 9,834.01 at full scale.
+    // Change: 17,375.79 and 35,072.45 (above): +17,194.42 and +25,238.44.
+    let base = base_checkout()?;
+    let dir = base.path().to_str().ok_or("path")?;
+    let (_, report) = priced(&["--compare-to", dir, "tests/fixtures/cost"]);
+    let diff = &report["costDiff"];
+    assert_eq!(diff["baseTotal"]["floorMonthly"], 181.37);
+    assert_eq!(diff["baseTotal"]["ceilingMonthly"], 9834.01);
+    assert_eq!(diff["floorDelta"], 17194.42);
+    assert_eq!(diff["ceilingDelta"], 25238.44);
+    let changed: Vec<(&str, &str)> = diff["changes"]
+        .as_array()
+        .ok_or("changes")?
+        .iter()
+        .map(|c| {
+            (
+                c["what"].as_str().unwrap_or(""),
+                c["resource"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        changed[0],
+        ("changed", "azurerm_kubernetes_cluster_node_pool gpu")
+    );
+    assert_eq!(
+        changed.len(),
+        8,
+        "the GPU pool changed, 7 resources added: {changed:?}"
+    );
+    let out = run(&[
+        "check",
+        "--config",
+        CONFIG,
+        "--compare-to",
+        dir,
+        "tests/fixtures/cost",
+    ]);
+    assert!(
+        stdout(&out).contains(&format!(
+            "computeguard: cost against {dir}: +$17,194.42/month idle, +$25,238.44/month at full scale (of the known prices: 1 resource(s) of the change and 0 of the base have an unknown price or count)\n"
+        )),
+        "{}",
+        stdout(&out)
+    );
+    Ok(())
+}
+
+#[test]
+fn compare_to_needs_prices() {
+    let out = run(&[
+        "check",
+        "--as-of",
+        "2026-11-22",
+        "--compare-to",
+        "tests",
+        "tests/fixtures/cost/pool.bicep",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("`--compare-to` compares what the change costs, but the configuration names no `azure.prices`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn markdown_is_a_pull_request_comment_with_findings_blind_spots_and_cost()
+-> Result<(), Box<dyn std::error::Error>> {
+    let base = base_checkout()?;
+    let dir = base.path().to_str().ok_or("path")?;
+    let out = run(&[
+        "check",
+        "--config",
+        BUDGET,
+        "--format",
+        "markdown",
+        "--compare-to",
+        dir,
+        "tests/fixtures/cost",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let md = stdout(&out);
+    for expected in [
+        "## computeguard\n\n:warning: **0 errors, 10 warnings, 0 infos** in 8 files (13 resources); as of 2026-11-22\n",
+        &format!(
+            "### Cost\n\n**+$17,194.42/month idle, +$25,238.44/month at full scale** against `{dir}` (of the known prices: 1 resource(s) of the change and 0 of the base have an unknown price or count)\n"
+        ),
+        "| base | $181.37/month | $9,834.01/month |\n| this change | $17,375.79/month | $35,072.45/month |\n| difference | +$17,194.42/month | +$25,238.44/month |\n",
+        "| changed | azurerm_kubernetes_cluster_node_pool gpu | `tests/fixtures/cost/aks-tf/main.tf` | $0.00 → $2,681.29 | $5,362.58 → $10,725.16 |\n",
+        "| added | KAITO workspace llama-3-1-8b | `tests/fixtures/cost/kaito.yaml` | - → $5,362.58 | - → $5,362.58 |\n",
+        "| AKS node pool gpuwin | `tests/fixtures/cost/pool.bicep:19` | Standard_NC24ads_A100_v4 eastus | windows regular | $3.857 | 2-2 | $5,631.22 | $5,631.22 |\n",
+        "| :warning: warning | `gpu-idle-cost` | `tests/fixtures/cost/kaito.yaml:1` | KAITO workspace llama-3-1-8b costs $5,362.58/month idle",
+        "### Blind spots\n",
+        "- cost unknown: `tests/fixtures/cost/unpriced.yml:1` Azure ML compute cluster h100-warm: no price for Standard_NC48ads_A100_v4 in eastus (linux regular): the price files list no Standard_NC48ads_A100_v4 in any region\n",
+        "- not evaluated: quota-sufficient was not evaluated",
+    ] {
+        assert!(md.contains(expected), "missing {expected:?} in\n{md}");
+    }
+    Ok(())
+}
+
+#[test]
+fn markdown_escapes_what_files_write() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("pipe.yml");
+    std::fs::write(
+        &file,
+        "$schema: https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json\nname: \"a|b<script>\"\ntype: amlcompute\nsize: Standard_NC24ads_A100_v4\nmin_instances: 1\nmax_instances: 2\n",
+    )?;
+    let out = run(&[
+        "check",
+        "--as-of",
+        "2026-11-22",
+        "--format",
+        "markdown",
+        file.to_str().ok_or("path")?,
+    ]);
+    let md = stdout(&out);
+    assert!(
+        md.contains("Azure ML compute cluster a\\|b&lt;script&gt; keeps 1 idle node(s)"),
+        "{md}"
+    );
+    assert!(!md.contains("<script>"), "{md}");
+    Ok(())
+}

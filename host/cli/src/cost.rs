@@ -361,3 +361,63 @@ pub fn not_evaluated(
         }
     })
 }
+
+/// The cost of the base of a change (`--compare-to DIR`): the same paths, read in `dir` (a
+/// checkout of the base branch) with the same configuration and prices, each file named as
+/// the change names it. A path the base does not have costs nothing there (it is new).
+///
+/// # Errors
+///
+/// `dir` is not a folder, a path is absolute (it cannot be found in the base), or a file of
+/// the base cannot be read.
+pub(crate) fn base_estimate(
+    prepared: &crate::prepare::Prepared,
+    dir: &std::path::Path,
+    sheet: &PriceSheet,
+) -> anyhow::Result<Estimate> {
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "`--compare-to {}`: not a folder; expected a checkout of the base branch (git worktree add ../base origin/main)",
+            dir.display()
+        );
+    }
+    let mut paths = Vec::new();
+    for p in &prepared.paths {
+        if p.as_os_str() == "-" {
+            continue;
+        }
+        if p.is_absolute() {
+            anyhow::bail!(
+                "`--compare-to`: `{}` is an absolute path, which cannot be found in the base; name the paths relative to the repository",
+                p.display()
+            );
+        }
+        let in_base = dir.join(p);
+        if in_base.exists() {
+            paths.push(in_base);
+        }
+    }
+    let (files, _) = if paths.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        crate::scan::collect(&paths, None, prepared.max_file_bytes)?
+    };
+    let reader = crate::scan::Scan {
+        policies: &[],
+        ..prepared.scan()
+    };
+    let mut base = reader.estimate(&files, sheet);
+    let prefix = format!("{}/", dir.display().to_string().trim_end_matches('/'));
+    let rename = |f: &mut String| {
+        if let Some(rest) = f.strip_prefix(&prefix) {
+            *f = rest.to_string();
+        }
+    };
+    for r in &mut base.resources {
+        rename(&mut r.file);
+    }
+    for u in &mut base.unknown {
+        rename(&mut u.file);
+    }
+    Ok(base)
+}

@@ -12,6 +12,7 @@ pub mod fingerprint;
 mod github;
 mod html;
 mod junit;
+mod markdown;
 mod policyreport;
 mod sarif;
 mod text;
@@ -380,6 +381,8 @@ pub struct Report {
     pub summary: Summary,
     /// What the change costs, when `azure.prices` names price pages (docs/cost.md).
     pub cost: Option<computeguard_cost::Estimate>,
+    /// What it adds to the cost of its base (`--compare-to`).
+    pub cost_diff: Option<computeguard_cost::Comparison>,
     /// Skipped files (and unchecked documents of checked files), with the reason.
     #[serde(skip)]
     pub skipped: Vec<Skipped>,
@@ -410,6 +413,8 @@ pub enum Format {
     Policyreport,
     /// One self-contained HTML page: summary, charts, a sortable, filterable table.
     Html,
+    /// A pull-request comment body: the verdict, the change's cost, findings, blind spots.
+    Markdown,
 }
 
 /// How to render a report.
@@ -455,6 +460,8 @@ struct JsonView<'a> {
     summary: &'a Summary,
     #[serde(skip_serializing_if = "Option::is_none")]
     cost: Option<&'a computeguard_cost::Estimate>,
+    #[serde(rename = "costDiff", skip_serializing_if = "Option::is_none")]
+    cost_diff: Option<&'a computeguard_cost::Comparison>,
 }
 
 fn finding_order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
@@ -569,6 +576,7 @@ impl Report {
                     skipped: &self.skipped,
                     summary: &self.summary,
                     cost: self.cost.as_ref(),
+                    cost_diff: self.cost_diff.as_ref(),
                 };
                 write_json(&view, out)
             }
@@ -577,6 +585,7 @@ impl Report {
             Format::Junit => junit::render(self, opts, out),
             Format::Policyreport => write_json(&policyreport::list(self, opts), out),
             Format::Html => html::render(self, opts, out),
+            Format::Markdown => markdown::render(self, opts, out),
             Format::Text => self.render_text(&Style { on: opts.color }, opts, out),
         }
     }

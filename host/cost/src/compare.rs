@@ -69,8 +69,9 @@ impl Comparison {
                     ceiling: c.ceiling_monthly,
                     what: "added",
                 }),
-                Some(b) if b.floor_monthly != c.floor_monthly
-                    || b.ceiling_monthly != c.ceiling_monthly =>
+                Some(b)
+                    if b.floor_monthly != c.floor_monthly
+                        || b.ceiling_monthly != c.ceiling_monthly =>
                 {
                     changes.push(Change {
                         file: c.file.clone(),
@@ -121,6 +122,18 @@ impl Comparison {
             signed(self.floor_delta, &self.currency),
             signed(self.ceiling_delta, &self.currency)
         )
+    }
+}
+
+impl Comparison {
+    /// What the sums leave out on either side, as a clause (`None` when nothing is).
+    pub fn unknown_note(&self) -> Option<String> {
+        let (base, change) = (self.base_total.unknown, self.total.unknown);
+        (base + change > 0).then(|| {
+            format!(
+                "of the known prices: {change} resource(s) of the change and {base} of the base have an unknown price or count"
+            )
+        })
     }
 }
 

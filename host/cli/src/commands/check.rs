@@ -69,6 +69,11 @@ pub struct CheckArgs {
     /// sizes and regions; docs/plan.md).
     #[arg(long)]
     pub suggest: bool,
+    /// Also price the same paths in DIR, a checkout of the base branch (`git worktree add
+    /// ../base origin/main`), and report what the change adds to their cost ("+$12,410.00/month
+    /// idle"); needs `azure.prices` (docs/cost.md).
+    #[arg(long, value_name = "DIR")]
+    pub compare_to: Option<PathBuf>,
     /// Memory of each policy's sandbox, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = crate::DEFAULT_MEMORY_LIMIT_MIB, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub memory_limit_mib: u32,
@@ -92,9 +97,22 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     })?;
     let prices = crate::cost::load_prices(&prepared.config)?;
     let budget = crate::cost::idle_budget(&prepared.config)?;
+    if args.compare_to.is_some() && prices.is_none() {
+        anyhow::bail!(
+            "`--compare-to` compares what the change costs, but the configuration names no `azure.prices` (Azure Retail Prices API pages; docs/cost.md)"
+        );
+    }
     let mut report = first_report(&prepared);
     if let Some(sheet) = &prices {
         let estimate = prepared.scan().estimate(&prepared.files, sheet);
+        if let Some(dir) = &args.compare_to {
+            let base = crate::cost::base_estimate(&prepared, dir, sheet)?;
+            report.cost_diff = Some(computeguard_cost::Comparison::of(
+                &dir.display().to_string(),
+                &base,
+                &estimate,
+            ));
+        }
         crate::cost::apply(&mut report, estimate, sheet, budget, &prepared.config);
     }
     if args.suggest {

@@ -308,6 +308,17 @@ impl Report {
                 clean(&crate::cost::totals_line(cost))
             )?;
         }
+        if let Some(diff) = &self.cost_diff {
+            writeln!(
+                out,
+                "{} cost against {}: {}{}",
+                st.paint("1", "computeguard:"),
+                clean(&diff.base),
+                clean(&diff.summary()),
+                diff.unknown_note()
+                    .map_or_else(String::new, |n| format!(" ({})", clean(&n)))
+            )?;
+        }
         let code = if s.errors > 0 || s.failed_files > 0 {
             "1;31"
         } else if s.warnings > 0
