@@ -25,8 +25,9 @@
 //! 3. **Why it passes**, from the installed context: the zones `azure.skus` offers, the
 //!    free vCPUs `azure.usage` reports; "not known" where the configuration gives neither.
 //!
-//! Prices are not known yet (the cost issue): `rank_key` is the one place that orders
-//! alternatives, to which a price belongs once there is one.
+//! With `azure.prices` (docs/cost.md), `rank_key` orders the alternatives that make the
+//! same kind of change by their hourly price (an unknown price last), and each alternative
+//! names its price.
 
 use crate::prepare::Prepared;
 use crate::report::{Finding, Report, ResourceRef, Severity};
@@ -128,6 +129,10 @@ pub struct Alternative {
     pub quota: String,
     /// Rules the alternative clears.
     pub clears: Vec<String>,
+    /// Its price per node from `azure.prices` (`$3.673/h, $2,681.29/month per node (linux
+    /// regular)`, or why it is not known); absent without prices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price: Option<String>,
     /// The edits that make it, in the file's text: on line `line`, `from` becomes `to`.
     pub edits: Vec<TextEdit>,
 }
@@ -438,9 +443,9 @@ fn plan_one(prepared: &mut Prepared, files: &[Input], before: &Report, t: &Targe
     let candidates = candidates(r, current, &prepared.as_of, &regions);
     entry.candidates = candidates.len();
     // Each candidate evaluated: its findings on the resource, or why it could not be tried.
-    let mut tried: Vec<(Candidate, Vec<TextEdit>, Vec<Finding>)> = Vec::new();
+    let mut attempts: Vec<(Candidate, Edited)> = Vec::new();
     let mut not_editable = 0;
-    for c in budget(current, candidates) {
+    for c in budget(r, current, candidates) {
         let attempt = edit(prepared, input, &text, t, &sku_at, region_at.as_deref(), &c)
             .map(|(text, edits)| Edited {
                 text,
@@ -448,14 +453,33 @@ fn plan_one(prepared: &mut Prepared, files: &[Input], before: &Report, t: &Targe
                 edits,
             })
             .or_else(|| edit_in_folder(prepared, input, &text, t, &c));
-        let Some(edited) = attempt else {
-            not_editable += 1;
-            continue;
-        };
-        let edits = edited.edits.clone();
-        let found = evaluate(prepared, files, t, edited);
-        tried.push((c, edits, found));
+        match attempt {
+            Some(edited) => attempts.push((c, edited)),
+            None => not_editable += 1,
+        }
     }
+    // Each candidate evaluated: its findings on the resource. Without change-wide quota
+    // sums to recompute (settings of the loaded policies change per candidate), the
+    // candidates are evaluated in parallel.
+    let tried: Vec<(Candidate, Vec<TextEdit>, Vec<Finding>)> = if quota_per_candidate(prepared) {
+        attempts
+            .into_iter()
+            .map(|(c, edited)| {
+                let edits = edited.edits.clone();
+                (c, edits, evaluate(prepared, files, t, edited))
+            })
+            .collect()
+    } else {
+        use rayon::prelude::*;
+        let shared: &Prepared = prepared;
+        attempts
+            .into_par_iter()
+            .map(|(c, edited)| {
+                let edits = edited.edits.clone();
+                (c, edits, run_edited(shared, files, t, edited))
+            })
+            .collect()
+    };
     entry.evaluated = tried.len() + not_editable;
     if tried.is_empty() && not_editable > 0 {
         entry.status = "not-editable".into();
@@ -630,8 +654,8 @@ fn candidates(
         });
     }
     out.sort_by(|a, b| {
-        rank_key(current, a)
-            .partial_cmp(&rank_key(current, b))
+        rank_key(r, current, a)
+            .partial_cmp(&rank_key(r, current, b))
             .unwrap_or(std::cmp::Ordering::Equal)
             .then_with(|| a.sku.name.cmp(b.sku.name))
             .then_with(|| a.region.cmp(&b.region))
@@ -642,10 +666,10 @@ fn candidates(
 /// The candidates evaluated, at most [`MAX_EVALUATED`]: taken in turn from each kind of
 /// change (size only, region only, both), best first within each, so that a resource whose
 /// region is at fault gets its region-only candidates tried even when many sizes come first.
-fn budget(current: &SkuFacts, ranked: Vec<Candidate>) -> Vec<Candidate> {
+fn budget(r: &Resource, current: &SkuFacts, ranked: Vec<Candidate>) -> Vec<Candidate> {
     let mut tiers: [std::collections::VecDeque<Candidate>; 3] = Default::default();
     for c in ranked {
-        let tier = usize::from(rank_key(current, &c).0).min(2);
+        let tier = usize::from(rank_key(r, current, &c).0).min(2);
         tiers[tier].push_back(c);
     }
     let mut out = Vec::new();
@@ -659,8 +683,8 @@ fn budget(current: &SkuFacts, ranked: Vec<Candidate>) -> Vec<Candidate> {
         }
     }
     out.sort_by(|a, b| {
-        rank_key(current, a)
-            .partial_cmp(&rank_key(current, b))
+        rank_key(r, current, a)
+            .partial_cmp(&rank_key(r, current, b))
             .unwrap_or(std::cmp::Ordering::Equal)
             .then_with(|| a.sku.name.cmp(b.sku.name))
             .then_with(|| a.region.cmp(&b.region))
@@ -669,9 +693,10 @@ fn budget(current: &SkuFacts, ranked: Vec<Candidate>) -> Vec<Candidate> {
 }
 
 /// How a candidate ranks, lowest first: the changes it makes (size only before region
-/// only before both), then how far it is from the current size in GPU count, GPU memory
-/// and vCPUs. With prices (the cost issue) the price goes here, after the changes.
-fn rank_key(current: &SkuFacts, c: &Candidate) -> (u8, f64, f64, f64) {
+/// only before both), then its hourly price for `r` when `azure.prices` gives one (unknown
+/// last; without prices all tie), then how far it is from the current size in GPU count,
+/// GPU memory and vCPUs.
+fn rank_key(r: &Resource, current: &SkuFacts, c: &Candidate) -> (u8, f64, f64, f64, f64) {
     let size_changed = c.sku.name != current.name;
     let changes = match (size_changed, c.region.is_some()) {
         (true, false) => 0,
@@ -683,7 +708,8 @@ fn rank_key(current: &SkuFacts, c: &Candidate) -> (u8, f64, f64, f64) {
         - current.gpu_memory_gib.unwrap_or(0.0))
     .abs();
     let vcpus = (c.sku.vcpus.unwrap_or(0) as f64 - current.vcpus.unwrap_or(0) as f64).abs();
-    (changes, gpus, memory, vcpus)
+    let price = crate::cost::hourly_of(r, c.sku.name, c.region.as_deref()).unwrap_or(f64::MAX);
+    (changes, price, gpus, memory, vcpus)
 }
 
 /// Whether size `f` may replace `current` for `r`, by the catalog's facts alone.
@@ -1072,27 +1098,40 @@ fn place(
     None
 }
 
-/// Evaluates the edited file as `check` would within the whole change: the quota sums
-/// over every file (with the edit) when `azure.usage` is configured, then the file.
-/// Returns the error and warning findings on the resource.
-fn evaluate(prepared: &mut Prepared, files: &[Input], t: &Target, edit: Edited) -> Vec<Finding> {
+/// Whether each candidate needs the change-wide quota sums recomputed (usage lists in the
+/// context and `quota-sufficient` on): then the loaded policies' settings change per
+/// candidate.
+fn quota_per_candidate(prepared: &Prepared) -> bool {
+    prepared
+        .context
+        .as_ref()
+        .is_some_and(|c| !c.usage_regions.is_empty())
+        && prepared.config.rules.get("quota-sufficient")
+            != Some(&computeguard_policyset::Level::Off)
+}
+
+/// The input `check` would read for the edited file: its text, in the scratch copy of its
+/// folder when the edit is in another file of it.
+fn edited_input(files: &[Input], t: &Target, edit: &Edited) -> Input {
     let input = &files[t.input];
-    let edited = Input {
+    Input {
         text: Some(edit.text.clone()),
         path: match (&edit.folder, input.path.file_name()) {
             (Some(folder), Some(name)) => folder.0.join(name),
             _ => input.path.clone(),
         },
         ..input.clone()
-    };
-    let quota = prepared
-        .context
-        .as_ref()
-        .is_some_and(|c| !c.usage_regions.is_empty())
-        && prepared.config.rules.get("quota-sufficient")
-            != Some(&computeguard_policyset::Level::Off);
+    }
+}
+
+/// Evaluates the edited file as `check` would within the whole change: the quota sums
+/// over every file (with the edit) when `azure.usage` is configured, then the file.
+/// Returns the error and warning findings on the resource.
+fn evaluate(prepared: &mut Prepared, files: &[Input], t: &Target, edit: Edited) -> Vec<Finding> {
+    let quota = quota_per_candidate(prepared);
     let original = quota.then(|| settings_of(prepared));
     if quota {
+        let edited = edited_input(files, t, &edit);
         let change: Vec<Input> = files
             .iter()
             .enumerate()
@@ -1107,6 +1146,21 @@ fn evaluate(prepared: &mut Prepared, files: &[Input], t: &Target, edit: Edited) 
         let totals = prepared.reader().declared_quota(&change);
         let _ = crate::prepare::give_quota_totals(&mut prepared.loaded, &totals);
     }
+    let found = run_edited(prepared, files, t, edit);
+    if let Some(original) = original {
+        for (l, (settings, text)) in prepared.loaded.iter_mut().zip(original) {
+            l.settings = settings;
+            l.settings_text = text;
+        }
+    }
+    found
+}
+
+/// Evaluates the edited file with the policies as they are loaded; the error and warning
+/// findings on the resource. The scratch folder of the edit, if any, is removed after.
+fn run_edited(prepared: &Prepared, files: &[Input], t: &Target, edit: Edited) -> Vec<Finding> {
+    let input = &files[t.input];
+    let edited = edited_input(files, t, &edit);
     // An item of a `List` or a row of an Azure export is evaluated alone (as `check`
     // evaluates it: item by item), so that a dump of a thousand objects costs one item per
     // candidate, not the whole dump.
@@ -1117,12 +1171,7 @@ fn evaluate(prepared: &mut Prepared, files: &[Input], t: &Target, edit: Edited) 
     let report = prepared
         .scan()
         .run(std::slice::from_ref(&alone), Report::default());
-    if let Some(original) = original {
-        for (l, (settings, text)) in prepared.loaded.iter_mut().zip(original) {
-            l.settings = settings;
-            l.settings_text = text;
-        }
-    }
+    drop(edit);
     report
         .findings
         .into_iter()
@@ -1257,6 +1306,7 @@ fn describe(r: &Resource, current: &SkuFacts, c: &Candidate, clears: Vec<String>
         offer,
         quota,
         clears,
+        price: crate::cost::plan_price(r, f.name, c.region.as_deref()),
         edits: Vec::new(),
     }
 }
