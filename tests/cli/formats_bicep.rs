@@ -238,7 +238,8 @@ fn a_parameter_file_named_on_the_command_line_applies_and_brings_its_template() 
     // `check prod.bicepparam` checks the template it is `using`, with its values.
     let (code, report) = check_json(&[&format!("{DIR}/params/prod.bicepparam")]);
     assert_eq!(code, 0, "{report:#}");
-    assert_eq!(report["summary"]["resources"], 3, "{report:#}");
+    // The pool and the workspace; the `existing` cluster is a reference, not deployed here.
+    assert_eq!(report["summary"]["resources"], 2, "{report:#}");
     assert!(findings(&report).is_empty(), "{report:#}");
     assert_eq!(
         unresolved(&report),
@@ -392,44 +393,180 @@ fn real_jumpbox_deployment_takes_its_size_from_the_parameters_file() {
     );
 }
 
+/// The compute models `inspect` gives for `files` (a template and its parameters file): one
+/// line per resource, `file-end kind name sku count min-max autoscale mode zones`, as the
+/// corpus README states them.
+fn models(files: &[&str]) -> Vec<String> {
+    let mut args = vec!["inspect", "--format", "json"];
+    args.extend_from_slice(files);
+    let out = run(&args);
+    assert_eq!(crate::code(&out), 0, "{}", stderr(&out));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let text = |v: &Value| match v {
+        Value::Null => "-".to_string(),
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| x.as_str().unwrap_or("?").to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        other => other.to_string(),
+    };
+    list.as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .map(|r| {
+            let m = &r["model"];
+            format!(
+                "{} {} {} {} {} {}-{} {} {} [{}]",
+                r["file"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or_default(),
+                text(&m["kind"]),
+                text(&m["name"]),
+                text(&m["sku"]),
+                text(&m["instanceCount"]),
+                text(&m["minNodes"]),
+                text(&m["maxNodes"]),
+                text(&m["autoscale"]),
+                text(&m["poolMode"]),
+                if m["zones"].is_null() {
+                    String::new()
+                } else {
+                    text(&m["zones"])
+                },
+            )
+        })
+        .collect()
+}
+
+/// README entry A: `JustUseSystemPool: true` makes `agentPoolProfiles` (main.bicep L1183,
+/// `JustUseSystemPool ? array(systemPoolBase) : concat(array(union(...)))`) one System pool
+/// `userpool01` of Standard_B2s_v2, count 1, not autoscaled, with an empty-string taint; the
+/// user-pool module is not deployed. This passed silently with no pool at all: the cluster's
+/// `properties` (a `union()` of objects with deploy-time parts) was dropped whole.
 #[test]
-fn real_aks_construction_follows_its_user_pool_module_only_when_deployed() {
+fn real_aks_construction_cheapest_cluster_is_one_b_series_system_pool() {
     let Some(corpus) = corpus() else { return };
     let main = format!("{corpus}/aks-construction/bicep/main.bicep");
-    let params = |name: &str| format!("{corpus}/aks-construction/regressionparams/{name}.json");
-    // `JustUseSystemPool: true`: the user pool module (`if (!JustUseSystemPool)`) is not
-    // deployed; one cluster.
-    let (code, cheap) = check_json(&[&main, "--param-file", &params("the-cheapest-cluster")]);
-    assert_eq!(code, 0, "{cheap:#}");
-    assert_eq!(cheap["summary"]["resources"], 1, "{cheap:#}");
-    assert_eq!(cheap["summary"]["documents"], 1, "{cheap:#}");
-    // Well-architected: the user pool module is checked with the size main passes.
-    let (code, waf) = check_json(&[
-        &main,
-        "--param-file",
-        &params("optimised-for-well-architected"),
-    ]);
-    assert_eq!(code, 0, "{waf:#}");
-    assert!(
-        waf["summary"]["resources"].as_u64().unwrap_or_default()
-            > cheap["summary"]["resources"].as_u64().unwrap_or_default(),
-        "{waf:#}"
+    let params = format!("{corpus}/aks-construction/regressionparams/the-cheapest-cluster.json");
+    assert_eq!(
+        models(&[&main, &params]),
+        vec![
+            "main.bicep aks-cluster aks-az-cheaps - - --- - - []",
+            "main.bicep aks-node-pool aks-az-cheaps/userpool01 Standard_B2s_v2 1 --- - system []",
+        ]
     );
-    assert!(
-        !unresolved(&waf)
-            .iter()
-            .any(|(field, file, _)| field == "sku" && file.ends_with("aksagentpool.bicep")),
-        "the user pool's size is known: {waf:#}"
+    let (code, report) = check_json(&[&main, "--param-file", &params]);
+    assert_eq!(code, 1, "{report:#}");
+    // AKS refuses a B-series system pool: found where the pool's size is written, in the
+    // `systemPoolBase` variable (`vmSize: agentVMSize`).
+    assert_eq!(
+        findings(&report),
+        vec![(
+            "aks-sku-restricted".to_string(),
+            format!("{corpus}/aks-construction/bicep/main.bicep"),
+            1166
+        )]
     );
-    // The registry module it calls is named, never silent.
+    let f = &report["findings"][0];
     assert!(
-        list(&waf, "unresolved")
-            .iter()
-            .any(|u| u["field"] == "registry-module"
-                && u["expression"]
-                    .as_str()
-                    .is_some_and(|e| e.starts_with("br/public:"))),
-        "{waf:#}"
+        f["message"].as_str().is_some_and(
+            |m| m.contains("aks-az-cheaps/userpool01 (system pool) uses Standard_B2s_v2")
+        ),
+        "{f:#}"
+    );
+    assert_eq!(f["path"], "/variables/systemPoolBase/vmSize", "{f:#}");
+    assert_eq!(report["summary"]["resources"], 2, "{report:#}");
+    assert_eq!(report["summary"]["documents"], 1, "{report:#}");
+    // Only the location (`resourceGroup().location`) is left to deploy time; the pools are
+    // read, and the registry modules' `if`s are false with these parameters.
+    assert_eq!(
+        unresolved(&report),
+        vec![(
+            "region".into(),
+            "aks-construction/bicep/main.bicep".into(),
+            1342
+        )]
+    );
+    let model = run(&["inspect", "--format", "json", &main, &params]);
+    let list: Value = serde_json::from_slice(&model.stdout).unwrap_or_default();
+    let pool = &list[1]["model"];
+    assert_eq!(pool["taints"], serde_json::json!([""]), "{pool:#}");
+    assert_eq!(pool["kubernetesVersion"], "1.29.7", "{pool:#}");
+    assert_eq!(pool["osType"], "linux", "{pool:#}");
+}
+
+/// README entry B: `SystemPoolType: Standard` makes the system pool
+/// `union(systemPoolBase, systemPoolPresets.Standard)` (the preset's size, count and
+/// autoscale win), and the user pool module `aksagentpool.bicep` gets the parameters' size,
+/// the default count 3 and `agentCountMax` 20. The module's `existing` cluster is a
+/// reference, not a second cluster.
+#[test]
+fn real_aks_construction_well_architected_has_a_preset_system_pool_and_a_user_pool() {
+    let Some(corpus) = corpus() else { return };
+    let main = format!("{corpus}/aks-construction/bicep/main.bicep");
+    let params =
+        format!("{corpus}/aks-construction/regressionparams/optimised-for-well-architected.json");
+    assert_eq!(
+        models(&[&main, &params]),
+        vec![
+            "main.bicep aks-cluster aks-az-k8s-4wmn - - --- - - []",
+            "main.bicep aks-node-pool aks-az-k8s-4wmn/agentpool Standard_D4ds_v5 3 3-5 true system [1,2,3]",
+            "aksagentpool.bicep aks-node-pool userpool01 Standard_D4ds_v5 3 3-20 true user [1,2,3]",
+        ]
+    );
+    let (code, report) = check_json(&[&main, "--param-file", &params]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(findings(&report).is_empty(), "{report:#}");
+    assert_eq!(report["summary"]["resources"], 3, "{report:#}");
+    assert_eq!(
+        unresolved(&report),
+        vec![(
+            "region".into(),
+            "aks-construction/bicep/main.bicep".into(),
+            1342
+        )]
+    );
+    // The system pool's values come from the preset (main.bicep L1138-L1147) where it
+    // overrides the base, and from the base (L1164-L1181) elsewhere.
+    let model = run(&["inspect", "--format", "json", &main, &params]);
+    let list: Value = serde_json::from_slice(&model.stdout).unwrap_or_default();
+    let lines = &list[1]["lines"];
+    assert_eq!(
+        (
+            lines["sku"].as_u64(),
+            lines["minNodes"].as_u64(),
+            lines["zones"].as_u64(),
+            lines["poolMode"].as_u64()
+        ),
+        (Some(1139), Some(1141), Some(1144), Some(1168)),
+        "{:#}",
+        list[1]
+    );
+    assert_eq!(
+        list[1]["model"]["taints"],
+        serde_json::json!(["CriticalAddonsOnly=true:NoSchedule"])
+    );
+    assert_eq!(
+        list[2]["model"]["parent"], "cluster aks-az-k8s-4wmn",
+        "{:#}",
+        list[2]
+    );
+    // With main's defaults (`SystemPoolType: CostOptimised`), the system pool is the
+    // `Standard_B4s_v2` preset: refused by AKS, found at the preset's size.
+    let (code, defaults) = check_json(&[&main]);
+    assert_eq!(code, 1, "{defaults:#}");
+    assert_eq!(
+        findings(&defaults),
+        vec![(
+            "aks-sku-restricted".to_string(),
+            format!("{corpus}/aks-construction/bicep/main.bicep"),
+            1131
+        )]
     );
 }
 
@@ -454,6 +591,115 @@ fn real_landing_zone_cluster_is_read_through_its_module() {
     );
     let (kind, _) = skip_reason(&report, "modules/aks/privateaks.bicep").unwrap_or_default();
     assert_eq!(kind, "module");
+    // README entry C: one System pool `defaultpool`, Standard_D4d_v5 hard-coded, count 3,
+    // not autoscaled (so no min/max), zones 1/2/3; Kubernetes 1.22.6 from the parameters.
+    let main = format!("{dir}/main.bicep");
+    let params = format!("{dir}/parameters-main.json");
+    assert_eq!(
+        models(&[&main, &params]),
+        vec![
+            "privateaks.bicep aks-cluster eslzakscluster - - --- - - []",
+            "privateaks.bicep aks-node-pool eslzakscluster/defaultpool Standard_D4d_v5 3 --- false system [1,2,3]",
+        ]
+    );
+    let out = run(&["inspect", "--format", "json", &main, &params]);
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(list[1]["model"]["kubernetesVersion"], "1.22.6", "{list:#}");
+    assert_eq!(list[1]["lines"]["sku"], 48, "{list:#}");
+}
+
+/// README entry D: one Linux VM `jumpbox`, Standard_B2ms from the parameters file, through
+/// `modules/VM/virtualmachine.bicep`.
+#[test]
+fn real_jumpbox_is_one_b2ms_vm() {
+    let Some(corpus) = corpus() else { return };
+    let dir = format!("{corpus}/aks-lza-03-hub-jumpbox");
+    assert_eq!(
+        models(&[
+            &format!("{dir}/deploy-vm.bicep"),
+            &format!("{dir}/parameters-deploy-vm.json")
+        ]),
+        vec!["virtualmachine.bicep vm jumpbox Standard_B2ms 1 --- - - []"]
+    );
+    // The summary names the skipped files for what they are: Bicep, not Terraform.
+    let out = run(&["check", "--as-of", "2026-11-22", &dir]);
+    let summary = stdout(&out);
+    let summary = summary.lines().last().unwrap_or_default();
+    assert!(
+        summary.contains("skipped (--verbose lists them): 1 file of Bicep/ARM parameters (values for their templates), 2 files of Bicep/ARM modules (checked through their callers);")
+            && !summary.contains("Terraform"),
+        "{summary}"
+    );
+}
+
+/// A cluster whose `agentPoolProfiles` is an expression the evaluator cannot turn into a
+/// list of pools (a lambda; a variable that is an object) is an unresolved fact naming what
+/// is written, never a cluster without pools; a pool list built with `concat`, `array`,
+/// `union`, `&&`, `!= {}` and a preset picked by a parameter is read.
+#[test]
+fn pools_given_by_an_expression_are_read_or_unresolved() {
+    let main = format!("{DIR}/pool-expression/main.bicep");
+    assert_eq!(
+        models(&[&main]),
+        vec![
+            "main.bicep aks-cluster aks-known - - --- - - []",
+            "main.bicep aks-node-pool aks-known/system Standard_D4ds_v5 1 --- - system []",
+            "main.bicep aks-node-pool aks-known/gpu Standard_NC6s_v3 2 --- - user []",
+            "main.bicep aks-cluster aks-lambda - - --- - - []",
+            "main.bicep aks-cluster aks-shape - - --- - - []",
+        ]
+    );
+    let (code, report) = check_json(&[&main]);
+    assert_eq!(code, 1, "{report:#}");
+    // The preset's retired size, where the preset writes it.
+    assert_eq!(
+        findings(&report),
+        triples(&[(
+            "sku-retired",
+            "bicep-modules/pool-expression/main.bicep",
+            20
+        )])
+    );
+    assert_eq!(
+        unresolved(&report),
+        vec![
+            (
+                "agentPoolProfiles".into(),
+                "bicep-modules/pool-expression/main.bicep".into(),
+                49
+            ),
+            (
+                "agentPoolProfiles".into(),
+                "bicep-modules/pool-expression/main.bicep".into(),
+                57
+            ),
+        ]
+    );
+    let facts = list(&report, "unresolved");
+    assert!(
+        facts[0]["expression"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("[filter(variables('pools')")),
+        "{:#}",
+        facts[0]
+    );
+    assert_eq!(facts[1]["expression"], "[variables('settings')]");
+    // The text report names the pools as not judged; --fail-on-unresolved fails on them.
+    let out = run(&[
+        "check",
+        "--as-of",
+        "2026-11-22",
+        "--fail-on-unresolved",
+        &main,
+    ]);
+    assert_eq!(crate::code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(
+            "AKS cluster aks-shape: its node pools (`agentPoolProfiles`) are `[variables('settings')]`, which computeguard could not evaluate into a list of pools"
+        ),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]

@@ -68,7 +68,9 @@ pub fn recognise(doc: &Value) -> bool {
 /// `None` when any part is known only at deploy time. The host binds the parameters a Bicep
 /// module call passes with it.
 pub fn evaluate(template: &Value, value: &Value) -> Option<Value> {
-    Scope::from_template(template).value(value, 0)
+    Scope::from_template(template)
+        .value(value, 0)
+        .and_then(known)
 }
 
 fn is_template(doc: &Value) -> bool {
@@ -295,17 +297,88 @@ impl Parser<'_> {
 enum Param {
     /// Already evaluated (passed to an inner-scope deployment); `None` when unresolved.
     Given(Option<Value>),
-    /// The template's `defaultValue`, evaluated in the template's own scope when used.
-    Default(Value),
+    /// The template's `defaultValue`, evaluated in the template's own scope when used, and
+    /// the JSON pointer where it is written.
+    Default(Value, String),
     /// Declared without a default: known only at deploy time.
     Missing,
+}
+
+/// Stands, inside an evaluated object or array, for a part known only at deploy time (the
+/// rest of the value stays known: a pool whose subnet is a deployment output still has its
+/// size). Never a whole value: that is `None`.
+const UNKNOWN: &str = "\u{0}computeguard:unresolved";
+
+/// Key, inside an evaluated object, of the map from each of its keys to the JSON pointer
+/// where that key's value is written in the document (a variable's object literal), so a
+/// value read through variables points at the line that writes it. Removed before any
+/// value leaves the evaluator.
+const AT: &str = "\u{0}computeguard:at";
+
+fn is_unknown(v: &Value) -> bool {
+    v.as_str() == Some(UNKNOWN)
+}
+
+/// Whether any part of `v` is known only at deploy time.
+fn has_unknown(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s == UNKNOWN,
+        Value::Array(a) => a.iter().any(has_unknown),
+        Value::Object(m) => m.iter().any(|(k, x)| k != AT && has_unknown(x)),
+        _ => false,
+    }
+}
+
+/// `v` without the places it was read from.
+fn plain(v: Value) -> Value {
+    match v {
+        Value::Array(a) => Value::Array(a.into_iter().map(plain).collect()),
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(k, _)| k != AT)
+                .map(|(k, x)| (k, plain(x)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// `v` when it is known throughout, as plain JSON.
+fn known(v: Value) -> Option<Value> {
+    (!has_unknown(&v)).then(|| plain(v))
+}
+
+/// A whole value: `None` rather than the unknown marker.
+fn whole(v: Value) -> Option<Value> {
+    (!is_unknown(&v)).then_some(v)
+}
+
+/// `ARM union()` of objects: keys of later objects win; an object under a key present in
+/// both is merged the same way (arrays and other values are replaced).
+fn merge_objects(into: &mut Map<String, Value>, from: Map<String, Value>) {
+    for (k, v) in from {
+        let existing = into
+            .keys()
+            .find(|x| x.eq_ignore_ascii_case(&k) && (*x == AT) == (k == AT))
+            .cloned();
+        match (existing.and_then(|e| into.remove_entry(&e)), v) {
+            (Some((key, Value::Object(mut a))), Value::Object(b)) => {
+                merge_objects(&mut a, b);
+                into.insert(key, Value::Object(a));
+            }
+            (_, v) => {
+                into.insert(k, v);
+            }
+        }
+    }
 }
 
 /// Parameters and variables visible to expressions (names compared case-insensitively).
 #[derive(Clone, Debug, Default)]
 struct Scope {
     params: BTreeMap<String, Param>,
-    vars: BTreeMap<String, Value>,
+    /// Each variable's value and the JSON pointer where it is written.
+    vars: BTreeMap<String, (Value, String)>,
     /// Distinguishes scopes, so two `parameters('x')` of different inner deployments differ.
     id: usize,
 }
@@ -313,15 +386,20 @@ struct Scope {
 impl Scope {
     fn from_template(t: &Value) -> Scope {
         let mut s = Scope::default();
-        s.declare(t);
+        s.declare(t, "");
         s
     }
 
-    fn declare(&mut self, t: &Value) {
+    /// Declares the parameters and variables of the template `t`, at the JSON pointer `base`
+    /// of the document.
+    fn declare(&mut self, t: &Value, base: &str) {
         if let Some(Value::Object(params)) = t.get("parameters") {
             for (k, p) in params {
                 let param = match p.get("defaultValue") {
-                    Some(d) => Param::Default(d.clone()),
+                    Some(d) => Param::Default(
+                        d.clone(),
+                        format!("{base}/parameters/{}/defaultValue", escape(k)),
+                    ),
                     None => Param::Missing,
                 };
                 self.params.insert(k.to_ascii_lowercase(), param);
@@ -329,14 +407,24 @@ impl Scope {
         }
         if let Some(Value::Object(vars)) = t.get("variables") {
             for (k, v) in vars {
-                self.vars.insert(k.to_ascii_lowercase(), v.clone());
+                self.vars.insert(
+                    k.to_ascii_lowercase(),
+                    (v.clone(), format!("{base}/variables/{}", escape(k))),
+                );
             }
         }
     }
 
     /// Evaluates a JSON value: expressions are evaluated, containers recursively. `None` when
-    /// any part is only known at deploy time.
+    /// the value is only known at deploy time; a container with such parts keeps them as
+    /// [`UNKNOWN`] (see [`known`]).
     fn value(&self, v: &Value, depth: usize) -> Option<Value> {
+        self.value_at(v, None, depth)
+    }
+
+    /// [`Scope::value`] of the value written at the pointer `at`: the objects it holds record
+    /// where each of their keys is written ([`AT`]).
+    fn value_at(&self, v: &Value, at: Option<&str>, depth: usize) -> Option<Value> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -350,51 +438,76 @@ impl Scope {
                         .to_string(),
                 )),
             },
-            Value::Array(a) => a
-                .iter()
-                .map(|x| self.value(x, depth + 1))
-                .collect::<Option<Vec<_>>>()
-                .map(Value::Array),
-            Value::Object(m) => m
-                .iter()
-                .map(|(k, x)| Some((k.clone(), self.value(x, depth + 1)?)))
-                .collect::<Option<Map<_, _>>>()
-                .map(Value::Object),
+            Value::Array(a) => Some(Value::Array(
+                a.iter()
+                    .enumerate()
+                    .map(|(i, x)| {
+                        let p = at.map(|p| format!("{p}/{i}"));
+                        self.value_at(x, p.as_deref(), depth + 1)
+                            .unwrap_or_else(|| Value::String(UNKNOWN.into()))
+                    })
+                    .collect(),
+            )),
+            Value::Object(m) => {
+                let mut out = Map::new();
+                let mut places = Map::new();
+                for (k, x) in m.iter().filter(|(k, _)| *k != AT) {
+                    let p = at.map(|p| format!("{p}/{}", escape(k)));
+                    out.insert(
+                        k.clone(),
+                        self.value_at(x, p.as_deref(), depth + 1)
+                            .unwrap_or_else(|| Value::String(UNKNOWN.into())),
+                    );
+                    if let Some(p) = p {
+                        places.insert(k.clone(), Value::String(p));
+                    }
+                }
+                if !places.is_empty() {
+                    out.insert(AT.into(), Value::Object(places));
+                }
+                Some(Value::Object(out))
+            }
             other => Some(other.clone()),
         }
     }
 
+    /// Evaluates an expression: `None` when it is known only at deploy time; an object or
+    /// array may hold parts that are ([`UNKNOWN`]).
     fn eval(&self, e: &Expr, depth: usize) -> Option<Value> {
         if depth > MAX_DEPTH {
             return None;
         }
-        let arg = |args: &[Expr], i: usize| args.get(i).and_then(|a| self.eval(a, depth + 1));
+        // An argument as far as it is known (containers may hold unknown parts).
+        let part = |a: &Expr| self.eval(a, depth + 1).and_then(whole);
+        // An argument known throughout, as plain JSON (what scalar functions need).
+        let arg = |args: &[Expr], i: usize| args.get(i).and_then(part).and_then(known);
         let text = |v: Value| match v {
             Value::String(s) => Some(s),
             Value::Number(n) => Some(n.to_string()),
             Value::Bool(b) => Some(b.to_string()),
             _ => None,
         };
+        let int = |args: &[Expr], i: usize| arg(args, i).as_ref().and_then(int_of);
+        let lookup = |m: &Map<String, Value>, key: &str| {
+            m.iter()
+                .find(|(k, _)| *k != AT && k.eq_ignore_ascii_case(key))
+                .map(|(_, v)| v.clone())
+        };
         match e {
             Expr::Str(s) => Some(Value::String(s.clone())),
             Expr::Int(i) => Some(Value::from(*i)),
-            Expr::Prop(inner, p) => {
-                let v = self.eval(inner, depth + 1)?;
-                let m = v.as_object()?;
-                m.iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(p))
-                    .map(|(_, v)| v.clone())
-            }
+            Expr::Prop(inner, p) => match part(inner)? {
+                Value::Object(m) => lookup(&m, p).and_then(whole),
+                _ => None,
+            },
             Expr::Index(inner, i) => {
-                let v = self.eval(inner, depth + 1)?;
-                match (v, self.eval(i, depth + 1)?) {
-                    (Value::Array(a), Value::Number(n)) => {
-                        a.get(usize::try_from(n.as_u64()?).ok()?).cloned()
-                    }
-                    (Value::Object(m), Value::String(k)) => m
-                        .iter()
-                        .find(|(mk, _)| mk.eq_ignore_ascii_case(&k))
-                        .map(|(_, v)| v.clone()),
+                let v = part(inner)?;
+                match (v, part(i).and_then(known)?) {
+                    (Value::Array(a), Value::Number(n)) => a
+                        .get(usize::try_from(n.as_u64()?).ok()?)
+                        .cloned()
+                        .and_then(whole),
+                    (Value::Object(m), Value::String(k)) => lookup(&m, &k).and_then(whole),
                     _ => None,
                 }
             }
@@ -403,19 +516,17 @@ impl Scope {
                     let name = text(arg(args, 0)?)?.to_ascii_lowercase();
                     match self.params.get(&name)? {
                         Param::Given(v) => v.clone(),
-                        Param::Default(d) => self.value(d, depth + 1),
+                        Param::Default(d, at) => self.value_at(d, Some(at), depth + 1),
                         Param::Missing => None,
                     }
                 }
                 "variables" => {
                     let name = text(arg(args, 0)?)?.to_ascii_lowercase();
-                    self.value(self.vars.get(&name)?, depth + 1)
+                    let (v, at) = self.vars.get(&name)?;
+                    self.value_at(v, Some(at), depth + 1)
                 }
                 "concat" => {
-                    let vals = args
-                        .iter()
-                        .map(|a| self.eval(a, depth + 1))
-                        .collect::<Option<Vec<_>>>()?;
+                    let vals = args.iter().map(part).collect::<Option<Vec<_>>>()?;
                     if vals.iter().all(Value::is_array) {
                         Some(Value::Array(
                             vals.into_iter()
@@ -424,17 +535,15 @@ impl Scope {
                         ))
                     } else {
                         vals.into_iter()
-                            .map(text)
+                            .map(|v| known(v).and_then(text))
                             .collect::<Option<String>>()
                             .map(Value::String)
                     }
                 }
                 "format" => {
                     let fmt = text(arg(args, 0)?)?;
-                    let vals = args
-                        .iter()
-                        .skip(1)
-                        .map(|a| self.eval(a, depth + 1).and_then(text))
+                    let vals = (1..args.len())
+                        .map(|i| arg(args, i).and_then(text))
                         .collect::<Option<Vec<_>>>()?;
                     format_string(&fmt, &vals).map(Value::String)
                 }
@@ -456,40 +565,178 @@ impl Scope {
                 "null" => Some(Value::Null),
                 "json" => serde_json::from_str(&text(arg(args, 0)?)?).ok(),
                 "if" => match arg(args, 0)? {
-                    Value::Bool(true) => arg(args, 1),
-                    Value::Bool(false) => arg(args, 2),
+                    Value::Bool(true) => args.get(1).and_then(part),
+                    Value::Bool(false) => args.get(2).and_then(part),
                     _ => None,
                 },
                 "equals" => Some(Value::Bool(arg(args, 0)? == arg(args, 1)?)),
                 "not" => Some(Value::Bool(!arg(args, 0)?.as_bool()?)),
                 "and" | "or" => {
-                    let vals = args
+                    // One known `false` decides `and` (one `true` decides `or`), whatever
+                    // the others are; otherwise every operand must be known.
+                    let decisive = !f.eq_ignore_ascii_case("and");
+                    let vals: Vec<Option<bool>> = args
                         .iter()
-                        .map(|a| self.eval(a, depth + 1)?.as_bool())
-                        .collect::<Option<Vec<_>>>()?;
-                    Some(Value::Bool(if f.eq_ignore_ascii_case("and") {
-                        vals.iter().all(|b| *b)
+                        .map(|a| part(a).and_then(known)?.as_bool())
+                        .collect();
+                    if vals.contains(&Some(decisive)) {
+                        Some(Value::Bool(decisive))
+                    } else if vals.iter().all(Option::is_some) {
+                        Some(Value::Bool(!decisive))
                     } else {
-                        vals.iter().any(|b| *b)
-                    }))
+                        None
+                    }
                 }
-                "empty" => Some(Value::Bool(match arg(args, 0)? {
+                "empty" => Some(Value::Bool(match args.first().and_then(part)? {
                     Value::Null => true,
                     Value::String(s) => s.is_empty(),
                     Value::Array(a) => a.is_empty(),
-                    Value::Object(m) => m.is_empty(),
+                    Value::Object(m) => m.keys().all(|k| k == AT),
                     _ => false,
                 })),
+                "length" => match args.first().and_then(part)? {
+                    Value::Array(a) => Some(Value::from(a.len())),
+                    Value::Object(m) => Some(Value::from(m.keys().filter(|k| *k != AT).count())),
+                    Value::String(s) => Some(Value::from(s.chars().count())),
+                    _ => None,
+                },
                 "coalesce" => args
                     .iter()
-                    .map(|a| self.eval(a, depth + 1))
+                    .map(part)
                     .find(|v| !matches!(v, Some(Value::Null)))
                     .flatten(),
-                "createarray" => args
-                    .iter()
-                    .map(|a| self.eval(a, depth + 1))
-                    .collect::<Option<Vec<_>>>()
-                    .map(Value::Array),
+                "createarray" => Some(Value::Array(
+                    args.iter()
+                        .map(|a| part(a).unwrap_or_else(|| Value::String(UNKNOWN.into())))
+                        .collect(),
+                )),
+                "createobject" => {
+                    let mut m = Map::new();
+                    for pair in args.chunks(2) {
+                        let key = text(part(pair.first()?).and_then(known)?)?;
+                        if key == AT {
+                            return None;
+                        }
+                        let v = pair
+                            .get(1)
+                            .and_then(part)
+                            .unwrap_or_else(|| Value::String(UNKNOWN.into()));
+                        m.insert(key, v);
+                    }
+                    Some(Value::Object(m))
+                }
+                // `array(x)`: an array as it is, anything else as its only item.
+                "array" => match args.first().and_then(part)? {
+                    Value::Array(a) => Some(Value::Array(a)),
+                    other => Some(Value::Array(vec![other])),
+                },
+                "union" => {
+                    let vals = args.iter().map(part).collect::<Option<Vec<_>>>()?;
+                    if vals.iter().all(Value::is_object) {
+                        let mut out = Map::new();
+                        for v in vals {
+                            if let Value::Object(m) = v {
+                                merge_objects(&mut out, m);
+                            }
+                        }
+                        Some(Value::Object(out))
+                    } else if vals.iter().all(Value::is_array) {
+                        // Distinct items in order: which are equal must be known.
+                        let mut out: Vec<Value> = Vec::new();
+                        for v in vals {
+                            for item in v.as_array().cloned().unwrap_or_default() {
+                                let item = known(item)?;
+                                if !out.contains(&item) {
+                                    out.push(item);
+                                }
+                            }
+                        }
+                        Some(Value::Array(out))
+                    } else {
+                        None
+                    }
+                }
+                "contains" => match (arg(args, 0)?, arg(args, 1)?) {
+                    (Value::Array(a), x) => Some(Value::Bool(a.contains(&x))),
+                    (Value::Object(m), Value::String(k)) => {
+                        Some(Value::Bool(m.keys().any(|x| x.eq_ignore_ascii_case(&k))))
+                    }
+                    (Value::String(s), x) => Some(Value::Bool(s.contains(&text(x)?))),
+                    _ => None,
+                },
+                "greater" | "less" | "greaterorequals" | "lessorequals" => {
+                    let ord = match (arg(args, 0)?, arg(args, 1)?) {
+                        (Value::String(a), Value::String(b)) => a.cmp(&b),
+                        (a, b) => int_of(&a)?.cmp(&int_of(&b)?),
+                    };
+                    let f = f.to_ascii_lowercase();
+                    Some(Value::Bool(match f.as_str() {
+                        "greater" => ord.is_gt(),
+                        "less" => ord.is_lt(),
+                        "greaterorequals" => ord.is_ge(),
+                        _ => ord.is_le(),
+                    }))
+                }
+                "add" | "sub" | "mul" | "div" | "mod" => {
+                    let (a, b) = (int(args, 0)?, int(args, 1)?);
+                    match f.to_ascii_lowercase().as_str() {
+                        "add" => a.checked_add(b),
+                        "sub" => a.checked_sub(b),
+                        "mul" => a.checked_mul(b),
+                        "div" => a.checked_div(b),
+                        _ => a.checked_rem(b),
+                    }
+                    .map(Value::from)
+                }
+                "min" | "max" => {
+                    let vals = (0..args.len())
+                        .map(|i| int(args, i))
+                        .collect::<Option<Vec<_>>>()?;
+                    if f.eq_ignore_ascii_case("min") {
+                        vals.into_iter().min()
+                    } else {
+                        vals.into_iter().max()
+                    }
+                    .map(Value::from)
+                }
+                "take" | "skip" => {
+                    let n = usize::try_from(int(args, 1)?.max(0)).ok()?;
+                    let take = f.eq_ignore_ascii_case("take");
+                    match args.first().and_then(part)? {
+                        Value::Array(a) => Some(Value::Array(if take {
+                            a.into_iter().take(n).collect()
+                        } else {
+                            a.into_iter().skip(n).collect()
+                        })),
+                        v => {
+                            let s = text(known(v)?)?;
+                            Some(Value::String(if take {
+                                s.chars().take(n).collect()
+                            } else {
+                                s.chars().skip(n).collect()
+                            }))
+                        }
+                    }
+                }
+                "first" | "last" => match args.first().and_then(part)? {
+                    Value::Array(a) => {
+                        let item = if f.eq_ignore_ascii_case("first") {
+                            a.into_iter().next()
+                        } else {
+                            a.into_iter().last()
+                        };
+                        item.and_then(whole)
+                    }
+                    v => {
+                        let s = text(known(v)?)?;
+                        let c = if f.eq_ignore_ascii_case("first") {
+                            s.chars().next()
+                        } else {
+                            s.chars().last()
+                        };
+                        Some(Value::String(c.map(String::from).unwrap_or_default()))
+                    }
+                },
                 // resourceGroup(), subscription(), reference(), resourceId(), copyIndex(),
                 // uniqueString(), utcNow(), ...: known only at deploy time.
                 _ => None,
@@ -557,29 +804,58 @@ struct Walk {
     scopes: usize,
 }
 
-/// One resource read through a scope: its values with expressions evaluated, and the JSON
-/// pointers (into the document) of the values that are known only at deploy time.
+/// One resource read through a scope: its values with expressions evaluated, the JSON
+/// pointers (into the document) of the values that are known only at deploy time, and where
+/// the values read through variables and parameters are written.
+#[derive(Default)]
 pub(super) struct Resolved {
     pub(super) value: Value,
     pub(super) unresolved: BTreeSet<String>,
+    /// Pointer of a value within the resource -> pointer where the document writes it, for
+    /// values that an expression brings from elsewhere (`properties: aksProperties` reads
+    /// the pool's size from the variable that writes it).
+    pub(super) origins: BTreeMap<String, String>,
 }
 
-fn resolve_tree(
-    v: &Value,
-    ptr: &str,
-    scope: &Scope,
-    out: &mut BTreeSet<String>,
-    depth: usize,
-) -> Value {
+impl Resolved {
+    /// Where the document writes the value at `ptr` (a pointer within the resource): the
+    /// place a variable or parameter writes it, else `ptr` itself.
+    pub(super) fn source(&self, ptr: &str) -> String {
+        let mut prefix = ptr;
+        loop {
+            if let Some(o) = self.origins.get(prefix) {
+                return format!("{o}{}", &ptr[prefix.len()..]);
+            }
+            match prefix.rfind('/') {
+                Some(i) => prefix = &prefix[..i],
+                None => return ptr.to_string(),
+            }
+        }
+    }
+
+    /// The pointer, `ptr` or one of its ancestors, whose value is known only at deploy
+    /// time, if any: then what `ptr` holds is not known.
+    fn unresolved_at(&self, ptr: &str) -> Option<String> {
+        let mut prefix = ptr;
+        loop {
+            if self.unresolved.contains(prefix) {
+                return Some(prefix.to_string());
+            }
+            prefix = &prefix[..prefix.rfind('/')?];
+        }
+    }
+}
+
+fn resolve_tree(v: &Value, ptr: &str, scope: &Scope, out: &mut Resolved, depth: usize) -> Value {
     if depth > MAX_DEPTH {
-        out.insert(ptr.to_string());
+        out.unresolved.insert(ptr.to_string());
         return Value::Null;
     }
     match v {
         Value::String(s) if expression_text(s).is_some() => match scope.value(v, 0) {
-            Some(x) => x,
+            Some(x) => settle(x, ptr, out),
             None => {
-                out.insert(ptr.to_string());
+                out.unresolved.insert(ptr.to_string());
                 Value::Null
             }
         },
@@ -607,6 +883,41 @@ fn resolve_tree(
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+/// An evaluated value at `ptr` as plain JSON: its parts known only at deploy time become
+/// `null` and are listed as unresolved, and where its parts are written is recorded.
+fn settle(v: Value, ptr: &str, out: &mut Resolved) -> Value {
+    match v {
+        Value::String(s) if s == UNKNOWN => {
+            out.unresolved.insert(ptr.to_string());
+            Value::Null
+        }
+        Value::Array(a) => Value::Array(
+            a.into_iter()
+                .enumerate()
+                .map(|(i, x)| settle(x, &format!("{ptr}/{i}"), out))
+                .collect(),
+        ),
+        Value::Object(mut m) => {
+            if let Some(Value::Object(places)) = m.remove(AT) {
+                for (k, at) in places {
+                    if let Value::String(at) = at {
+                        out.origins.insert(format!("{ptr}/{}", escape(&k)), at);
+                    }
+                }
+            }
+            Value::Object(
+                m.into_iter()
+                    .map(|(k, x)| {
+                        let p = format!("{ptr}/{}", escape(&k));
+                        (k, settle(x, &p, out))
+                    })
+                    .collect(),
+            )
+        }
+        other => other,
     }
 }
 
@@ -724,12 +1035,11 @@ impl Walk {
             _ => written.to_string(),
         }
         .to_ascii_lowercase();
-        let mut resolved_set = BTreeSet::new();
-        let value = resolve_tree(r, ptr, scope, &mut resolved_set, 0);
-        let res = Resolved {
-            value,
-            unresolved: resolved_set,
-        };
+        let mut res = Resolved::default();
+        let value = resolve_tree(r, ptr, scope, &mut res, 0);
+        res.value = value;
+        let before = self.pending.len();
+        let existing = r.get("existing") == Some(&Value::Bool(true));
         let (name_parent, own_name) = split_name(r.get("name").unwrap_or(&Value::Null), scope);
         let name = own_name
             .or_else(|| {
@@ -755,7 +1065,7 @@ impl Walk {
                             id: self.scopes,
                             ..Scope::default()
                         };
-                        s.declare(inner);
+                        s.declare(inner, &inner_ptr);
                         if let Some(Value::Object(passed)) = r.at("/properties/parameters") {
                             for (k, p) in passed {
                                 if let Some(v) = p.get("value") {
@@ -797,7 +1107,7 @@ impl Walk {
                     key,
                     region,
                     region_unresolved: res.unresolved.contains(&loc_ptr),
-                    region_ptr: loc_ptr,
+                    region_ptr: res.source(&loc_ptr),
                     display,
                 });
                 this_parent = Some(self.parents.len() - 1);
@@ -849,6 +1159,19 @@ impl Walk {
                 });
             }
             _ => {}
+        }
+        if existing {
+            // `existing`: a reference to a resource deployed elsewhere, not deployed here. It
+            // is still the parent its children find (its name, its region if written).
+            self.pending.truncate(before);
+        }
+        // What a variable or parameter brought in is located where the document writes it.
+        for p in self.pending.iter_mut().skip(before) {
+            let r = &mut p.resource;
+            r.pointer = res.source(&r.pointer);
+            for at in r.fields.values_mut() {
+                *at = res.source(at);
+            }
         }
         // Child resources declared inside this one (`"type": "computes"`).
         if let Some(Value::Array(children)) = r.get("resources") {
@@ -978,12 +1301,32 @@ fn cluster(res: &Resolved, ptr: &str, name: &str) -> Vec<Resource> {
     let version_unresolved = res.unresolved.contains(&version_ptr);
     if version_unresolved {
         c.unresolved.push("kubernetesVersion".into());
+        c.fields
+            .insert("kubernetesVersion".into(), version_ptr.clone());
     }
     resolve_intent(&mut c, "unknown");
+    // The node pools: a list whose value (or one of whose items) cannot be evaluated is an
+    // unresolved fact of the cluster naming what is written, never a cluster without pools.
+    let pools_ptr = format!("{ptr}/properties/agentPoolProfiles");
+    let pools = res.value.at("/properties/agentPoolProfiles");
+    let open = match pools {
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .find(|(_, p)| !p.is_object())
+            .map(|(i, _)| format!("{pools_ptr}/{i}")),
+        Some(Value::Null) | None => res.unresolved_at(&pools_ptr),
+        // Evaluated into something that is not a list of pools.
+        Some(_) => Some(pools_ptr.clone()),
+    };
+    if let Some(at) = open {
+        c.unresolved.push("agentPoolProfiles".into());
+        c.fields.insert("agentPoolProfiles".into(), at);
+    }
     let c_region = c.region.clone();
     let mut out = vec![c];
-    if let Some(Value::Array(pools)) = res.value.at("/properties/agentPoolProfiles") {
-        for (i, p) in pools.iter().enumerate() {
+    if let Some(Value::Array(pools)) = pools {
+        for (i, p) in pools.iter().enumerate().filter(|(_, p)| p.is_object()) {
             let pool_name = p.get("name").and_then(Value::as_str).unwrap_or("<unnamed>");
             let mut pool = base_resource(
                 res,
@@ -1317,6 +1660,116 @@ mod tests {
         assert_eq!(ev("[parameters('n')]"), None);
         assert_eq!(ev("[parameters('undeclared')]"), None);
         assert_eq!(ev("[resourceGroup().location]"), None);
+    }
+
+    #[test]
+    fn presets_merge_with_union_and_operators_evaluate() {
+        let t = json!({"parameters": {"tier": {"type": "string", "defaultValue": "Standard"},
+                                      "custom": {"type": "object", "defaultValue": {}},
+                                      "on": {"type": "bool", "defaultValue": true},
+                                      "open": {"type": "string"}},
+                       "variables": {
+                           "base": {"vmSize": "Standard_B2s", "count": 1, "nested": {"a": 1, "b": 2}},
+                           "presets": {"Standard": {"vmSize": "Standard_D4ds_v5", "nested": {"b": 3}}}}});
+        let ev = |x: &str| evaluate(&t, &json!(x));
+        // The later object wins, nested objects merge, the preset is picked by a parameter.
+        assert_eq!(
+            ev(
+                "[union(variables('base'), if(and(equals(parameters('tier'), 'Custom'), not(equals(parameters('custom'), createObject()))), parameters('custom'), variables('presets')[parameters('tier')]))]"
+            ),
+            Some(json!({"vmSize": "Standard_D4ds_v5", "count": 1, "nested": {"a": 1, "b": 3}}))
+        );
+        assert_eq!(
+            ev("[concat(array(variables('base')), createArray())]")
+                .map(|v| v.as_array().map(Vec::len)),
+            Some(Some(1))
+        );
+        assert_eq!(ev("[array(createArray(1, 2))]"), Some(json!([1, 2])));
+        assert_eq!(
+            ev("[union(createArray(1, 2), createArray(2, 3))]"),
+            Some(json!([1, 2, 3]))
+        );
+        assert_eq!(ev("[empty(parameters('custom'))]"), Some(json!(true)));
+        assert_eq!(ev("[greater(20, 3)]"), Some(json!(true)));
+        assert_eq!(ev("[take('userpool01', 6)]"), Some(json!("userpo")));
+        assert_eq!(ev("[length(variables('base'))]"), Some(json!(3)));
+        // One known operand decides `and`/`or`; otherwise an unknown one leaves it unknown.
+        assert_eq!(ev("[and(false(), parameters('open'))]"), Some(json!(false)));
+        assert_eq!(
+            ev("[or(parameters('on'), parameters('open'))]"),
+            Some(json!(true))
+        );
+        assert_eq!(ev("[and(true(), equals(parameters('open'), 'x'))]"), None);
+        // An object with a part known only at deploy time is not a value for `evaluate`...
+        assert_eq!(
+            ev("[createObject('a', 1, 'b', resourceGroup().location)]"),
+            None
+        );
+        // ... but its known parts are read by the walk, the rest is unresolved.
+        let s = Scope::from_template(&t);
+        let mut res = Resolved::default();
+        let v = resolve_tree(
+            &json!("[union(variables('base'), createObject('subnet', reference('x').id))]"),
+            "/p",
+            &s,
+            &mut res,
+            0,
+        );
+        assert_eq!(v["vmSize"], "Standard_B2s");
+        assert_eq!(v["subnet"], Value::Null);
+        assert_eq!(res.unresolved.iter().collect::<Vec<_>>(), ["/p/subnet"]);
+        // Where each known part is written: the variable's key.
+        assert_eq!(res.source("/p/vmSize"), "/variables/base/vmSize");
+        assert_eq!(res.source("/p/nested/a"), "/variables/base/nested/a");
+        assert_eq!(res.source("/q"), "/q");
+    }
+
+    #[test]
+    fn pools_that_cannot_be_evaluated_are_an_unresolved_fact_of_the_cluster() {
+        let doc = template(
+            json!([{"type": "Microsoft.ContainerService/managedClusters", "apiVersion": "2024-09-01",
+                    "name": "a", "location": "eastus", "properties": {"agentPoolProfiles": "[parameters('pools')]"}},
+                   {"type": "Microsoft.ContainerService/managedClusters", "apiVersion": "2024-09-01",
+                    "name": "b", "location": "eastus", "properties": {"agentPoolProfiles": "[createObject('vmSize', 'x')]"}},
+                   {"type": "Microsoft.ContainerService/managedClusters", "apiVersion": "2024-09-01",
+                    "name": "c", "location": "eastus", "properties": {"agentPoolProfiles": "[createArray(reference('p'))]"}},
+                   {"type": "Microsoft.ContainerService/managedClusters", "apiVersion": "2024-09-01",
+                    "name": "d", "existing": true, "properties": {"agentPoolProfiles": [{"name": "x", "vmSize": "Standard_NC6"}]}}]),
+            json!({"pools": {"type": "array"}}),
+        );
+        let out = crate::read::normalize(&doc, crate::compute::Source::Arm);
+        let got: Vec<(&str, &[String], Option<&String>)> = out
+            .iter()
+            .map(|r| {
+                (
+                    r.name.as_str(),
+                    r.unresolved.as_slice(),
+                    r.fields.get("agentPoolProfiles"),
+                )
+            })
+            .collect();
+        let open = ["agentPoolProfiles".to_string()];
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "a",
+                    &open[..],
+                    Some(&"/resources/0/properties/agentPoolProfiles".to_string())
+                ),
+                (
+                    "b",
+                    &open[..],
+                    Some(&"/resources/1/properties/agentPoolProfiles".to_string())
+                ),
+                (
+                    "c",
+                    &open[..],
+                    Some(&"/resources/2/properties/agentPoolProfiles/0".to_string())
+                ),
+            ],
+            "an `existing` cluster is not deployed here"
+        );
     }
 
     #[test]

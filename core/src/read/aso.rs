@@ -8,7 +8,6 @@ use super::common::{merge_labels, resolve_intent, set_region, str_at};
 use crate::compute::Resource;
 use crate::read::common::At;
 use serde_json::Value;
-use std::collections::BTreeSet;
 
 /// Reads one ASO object; `template` carries its name, namespace and labels.
 pub(super) fn normalize(
@@ -111,7 +110,7 @@ fn normalize_ml(doc: &Value, kind: &str, base: &str, template: Resource) -> Vec<
     };
     let resolved = |value: Value| Resolved {
         value,
-        unresolved: BTreeSet::new(),
+        ..Resolved::default()
     };
     match kind {
         "Workspace" => {

@@ -263,6 +263,11 @@ impl Unresolved {
             ("workspaceRegion", _) => format!(
                 "{what}: its region is its Azure ML workspace's, which neither a workspace file of this change nor `azure.workspaceRegion` in computeguard.yaml states, so sku-available-in-region and quota-sufficient did not judge it"
             ),
+            // An AKS cluster's pools given by an expression that was not evaluated into a
+            // list of pools: none of its pools is judged.
+            ("agentPoolProfiles", Some(e)) => format!(
+                "{what}: its node pools (`agentPoolProfiles`) are `{e}`, which computeguard could not evaluate into a list of pools (a value known only at deploy time, a function it does not evaluate, or not a list), so none of them was judged"
+            ),
             (field, Some(e)) => match computeguard_decode::variable_reference(e) {
                 // A Terraform variable: say how to give it a value.
                 Some(var) => format!(

@@ -309,7 +309,7 @@ fn skip_kind(k: SkipKind) -> &'static str {
     match k {
         SkipKind::Unchecked => "not checked",
         SkipKind::NoResources => "no compute resources",
-        SkipKind::Variables => "Terraform variables",
+        SkipKind::Variables => "variable or parameter values",
         SkipKind::Module => "module checked through its callers",
         SkipKind::OtherFile => "not an input",
     }

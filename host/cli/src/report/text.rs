@@ -259,28 +259,45 @@ impl Report {
                 plural(s.unresolved, "fact", "facts")
             ));
         }
-        // The other skipped files by why, so that no count reads as a share of another.
-        let count = |kind: SkipKind| {
+        // The other skipped files by why, so that no count reads as a share of another;
+        // parameter files and modules named by what they are (Terraform or Bicep/ARM).
+        let count = |kind: SkipKind, terraform: Option<bool>| {
             self.skipped
                 .iter()
-                .filter(|x| x.kind == kind && x.line.is_none())
+                .filter(|x| {
+                    x.kind == kind
+                        && x.line.is_none()
+                        && terraform.is_none_or(|t| is_terraform(&x.file) == t)
+                })
                 .count()
         };
         let parts: Vec<String> = [
-            (SkipKind::NoResources, "with no compute resources"),
+            (SkipKind::NoResources, None, "with no compute resources"),
             (
                 SkipKind::Variables,
+                Some(true),
                 "of Terraform variables (applied to their folder)",
             ),
             (
+                SkipKind::Variables,
+                Some(false),
+                "of Bicep/ARM parameters (values for their templates)",
+            ),
+            (
                 SkipKind::Module,
+                Some(true),
                 "of Terraform modules (checked through their callers)",
             ),
-            (SkipKind::OtherFile, "computeguard does not read"),
+            (
+                SkipKind::Module,
+                Some(false),
+                "of Bicep/ARM modules (checked through their callers)",
+            ),
+            (SkipKind::OtherFile, None, "computeguard does not read"),
         ]
         .into_iter()
-        .filter_map(|(kind, what)| {
-            let n = count(kind);
+        .filter_map(|(kind, terraform, what)| {
+            let n = count(kind, terraform);
             (n > 0).then(|| format!("{} {what}", plural(n, "file", "files")))
         })
         .collect();
@@ -333,6 +350,15 @@ impl Report {
         };
         writeln!(out, "{} {line}", st.paint(code, "computeguard:"))
     }
+}
+
+/// Whether `file` is a Terraform file (`.tf`, `.tfvars`, their `.json` forms), rather than
+/// a Bicep or ARM one (`.bicep`, `.bicepparam`, `.json`).
+fn is_terraform(file: &str) -> bool {
+    let f = file.to_ascii_lowercase();
+    [".tf", ".tfvars", ".tf.json", ".tfvars.json"]
+        .iter()
+        .any(|e| f.ends_with(e))
 }
 
 /// Longest source line shown whole under a finding, in characters.
