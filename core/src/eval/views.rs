@@ -146,9 +146,17 @@ fn sku_view(name: &str, as_of: &str) -> SkuView {
                 })
             })
         }),
+        // At least the GPUs and the GPU memory it replaces: a size whose memory the
+        // catalog does not know is not offered for one whose memory it does.
         replacement: facts.filter(|f| f.retirement_date.is_some()).and_then(|f| {
             alternative(f, as_of, |c| {
-                c.infiniband == f.infiniband && c.gpu_count >= f.gpu_count
+                c.infiniband == f.infiniband
+                    && c.gpu_count >= f.gpu_count
+                    && match (c.gpu_memory_gib, f.gpu_memory_gib) {
+                        (Some(a), Some(b)) => a >= b,
+                        (None, Some(_)) => false,
+                        (_, None) => true,
+                    }
             })
         }),
     }
@@ -302,6 +310,28 @@ mod tests {
     use crate::eval::tests::{pack, rule};
     use crate::model::Source;
     use serde_json::json;
+
+    /// A retired size's suggested successor has at least its GPUs and GPU memory (the
+    /// embedding contract's overlay that retires an A100 80 GB size was offered a third
+    /// of an A10 before).
+    #[test]
+    fn a_replacement_has_at_least_the_gpu_memory_it_replaces() {
+        for name in catalog::skus().iter().map(|(k, _)| *k) {
+            let Some(f) = catalog::sku(name) else {
+                continue;
+            };
+            let view = sku_view(name, "2031-01-01");
+            let Some(r) = view.replacement else { continue };
+            let c = catalog::sku(r).expect("a catalog size");
+            if let Some(need) = f.gpu_memory_gib {
+                let has = c.gpu_memory_gib.expect("known memory");
+                assert!(has >= need, "{name} ({need} GiB) -> {r} ({has} GiB)");
+            }
+            assert!(c.gpu_count >= f.gpu_count, "{name} -> {r}");
+        }
+        let a100 = catalog::sku("Standard_NC24ads_A100_v4").expect("A100");
+        assert_eq!(a100.gpu_memory_gib, Some(80.0));
+    }
 
     #[test]
     fn cached_sku_answers_equal_the_view_at_every_date() {
