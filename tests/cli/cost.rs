@@ -653,3 +653,84 @@ fn markdown_escapes_what_files_write() -> Result<(), Box<dyn std::error::Error>>
     assert!(!md.contains("<script>"), "{md}");
     Ok(())
 }
+
+#[test]
+fn plan_ranks_alternatives_by_price_when_prices_are_known() -> Result<(), Box<dyn std::error::Error>>
+{
+    // Without prices the Azure ML cluster's alternatives come by closeness to the current
+    // size: NC40ads H100 v5, NCC40ads H100 v5, NC128ds xl RTXPRO6000BSE v6. A page written
+    // here in the API's shape prices them in the opposite order, which plan then follows.
+    let args = |config: &str| {
+        vec![
+            "plan".to_string(),
+            "--format".into(),
+            "json".into(),
+            "--config".into(),
+            config.to_string(),
+            "tests/fixtures/cost/aml-tf/main.tf".into(),
+        ]
+    };
+    let sizes = |out: &std::process::Output| -> Vec<(String, Option<String>)> {
+        let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+        v["resources"][0]["alternatives"]
+            .as_array()
+            .expect("alternatives")
+            .iter()
+            .map(|a| {
+                (
+                    a["size"].as_str().unwrap_or_default().to_string(),
+                    a["price"].as_str().map(str::to_string),
+                )
+            })
+            .collect()
+    };
+    let unpriced = computeguard().args(args(CONFIG)).output()?;
+    let names: Vec<String> = sizes(&unpriced).into_iter().map(|(s, _)| s).collect();
+    assert_eq!(
+        names,
+        [
+            "Standard_NC40ads_H100_v5",
+            "Standard_NCC40ads_H100_v5",
+            "Standard_NC128ds_xl_RTXPRO6000BSE_v6"
+        ]
+    );
+    let dir = tempfile::tempdir()?;
+    let item = |sku: &str, price: f64| {
+        format!(
+            "{{\"currencyCode\": \"USD\", \"retailPrice\": {price}, \"armRegionName\": \"eastus\", \"armSkuName\": \"{sku}\", \"meterName\": \"x\", \"productName\": \"Virtual Machines X Series\", \"serviceName\": \"Virtual Machines\", \"unitOfMeasure\": \"1 Hour\", \"type\": \"Consumption\"}}"
+        )
+    };
+    std::fs::write(
+        dir.path().join("page.json"),
+        format!(
+            "{{\"Items\": [{}, {}, {}], \"NextPageLink\": null, \"Count\": 3}}",
+            item("Standard_NC40ads_H100_v5", 6.98),
+            item("Standard_NCC40ads_H100_v5", 5.0),
+            item("Standard_NC128ds_xl_RTXPRO6000BSE_v6", 4.0)
+        ),
+    )?;
+    let config = dir.path().join("computeguard.yaml");
+    std::fs::write(&config, "asOf: 2026-11-22\nazure:\n  prices: [page.json]\n")?;
+    let priced = computeguard()
+        .args(args(config.to_str().ok_or("path")?))
+        .output()?;
+    assert_eq!(
+        sizes(&priced),
+        [
+            // 4.0 x 730 = 2,920; 5.0 x 730 = 3,650; 6.98 x 730 = 5,095.40
+            (
+                "Standard_NC128ds_xl_RTXPRO6000BSE_v6".to_string(),
+                Some("$4/h, $2,920.00/month per node (linux regular)".to_string())
+            ),
+            (
+                "Standard_NCC40ads_H100_v5".to_string(),
+                Some("$5/h, $3,650.00/month per node (linux regular)".to_string())
+            ),
+            (
+                "Standard_NC40ads_H100_v5".to_string(),
+                Some("$6.98/h, $5,095.40/month per node (linux regular)".to_string())
+            ),
+        ]
+    );
+    Ok(())
+}

@@ -421,3 +421,77 @@ pub(crate) fn base_estimate(
     }
     Ok(base)
 }
+
+/// The prices `plan` ranks alternatives by, installed once per process by the command that
+/// read them (`check --suggest`, `plan`).
+static INSTALLED: std::sync::OnceLock<PriceSheet> = std::sync::OnceLock::new();
+
+/// Makes `sheet` the prices [`hourly_of`] and [`plan_price`] read (the first one installed
+/// stays).
+pub fn install_prices(sheet: PriceSheet) {
+    let _ = INSTALLED.set(sheet);
+}
+
+/// Where `r` would run with size `sku` in `region` (none: its own), and its OS and meter.
+fn plan_meter(
+    r: &computeguard_policy_core::compute::Resource,
+    region: Option<&str>,
+) -> (Option<String>, computeguard_cost::Os, Priority) {
+    let region = region
+        .map(str::to_string)
+        .or_else(|| r.region.clone())
+        .or_else(|| r.parent_region.clone())
+        .or_else(|| {
+            computeguard_policy_core::context::azure()
+                .and_then(|a| a.workspace_region.clone())
+                .filter(|_| computeguard_policy_core::context::takes_workspace_region(r))
+        });
+    let os = if r
+        .os_type
+        .as_deref()
+        .is_some_and(|o| o.eq_ignore_ascii_case("windows"))
+    {
+        computeguard_cost::Os::Windows
+    } else {
+        computeguard_cost::Os::Linux
+    };
+    (region, os, Priority::of_model(r.priority.as_deref()))
+}
+
+/// The hourly price of size `sku` for `r` in `region` (none: its own region), with its OS
+/// and priority, from the installed prices; `None` without prices or when they have none.
+pub fn hourly_of(
+    r: &computeguard_policy_core::compute::Resource,
+    sku: &str,
+    region: Option<&str>,
+) -> Option<f64> {
+    let sheet = INSTALLED.get()?;
+    let (region, os, priority) = plan_meter(r, region);
+    sheet
+        .lookup(sku, region.as_deref()?, os, priority)
+        .map(|p| p.hourly)
+}
+
+/// What `plan` says of an alternative's price: `$3.673/h, $2,681.29/month per node (linux
+/// regular)`, or why it is not known; `None` without prices.
+pub fn plan_price(
+    r: &computeguard_policy_core::compute::Resource,
+    sku: &str,
+    region: Option<&str>,
+) -> Option<String> {
+    let sheet = INSTALLED.get()?;
+    let (region, os, priority) = plan_meter(r, region);
+    let meter = format!("{} {}", os.as_str(), priority.as_str());
+    let Some(region) = region else {
+        return Some(format!("price not known: no region stated ({meter})"));
+    };
+    let cur = sheet.currency();
+    Some(match sheet.lookup(sku, &region, os, priority) {
+        Some(p) => format!(
+            "{}/h, {}/month per node ({meter})",
+            format_rate(p.hourly, cur),
+            money(computeguard_cost::monthly(p.hourly, 1), cur)
+        ),
+        None => format!("price not known: the price files list no {sku} in {region} ({meter})"),
+    })
+}

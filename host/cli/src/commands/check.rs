@@ -116,6 +116,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         crate::cost::apply(&mut report, estimate, sheet, budget, &prepared.config);
     }
     if args.suggest {
+        if let Some(sheet) = prices {
+            crate::cost::install_prices(sheet);
+        }
         crate::plan::suggest(&mut prepared, &mut report);
     }
     let Prepared { config, paths, .. } = &prepared;

@@ -50,6 +50,10 @@ pub fn run(args: PlanArgs) -> anyhow::Result<Outcome> {
         memory_limit_mib: crate::DEFAULT_MEMORY_LIMIT_MIB,
         max_file_mib: scan::DEFAULT_MAX_FILE_MIB,
     })?;
+    // Alternatives that make the same kind of change are ranked by price (docs/cost.md).
+    if let Some(sheet) = crate::cost::load_prices(&prepared.config)? {
+        crate::cost::install_prices(sheet);
+    }
     let plan = crate::plan::plan(&mut prepared, args.only_findings);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -153,6 +157,9 @@ fn entry(e: &Entry, out: &mut impl Write) -> std::io::Result<()> {
         )?;
         writeln!(out, "     {}", a.gpu)?;
         writeln!(out, "     {}; {}", a.offer, a.quota)?;
+        if let Some(price) = &a.price {
+            writeln!(out, "     {}", clean(price))?;
+        }
         if !a.clears.is_empty() {
             writeln!(out, "     clears {}", a.clears.join(", "))?;
         }
