@@ -734,3 +734,26 @@ fn plan_ranks_alternatives_by_price_when_prices_are_known() -> Result<(), Box<dy
     );
     Ok(())
 }
+
+#[test]
+fn html_shows_the_cost_and_names_unknown_prices() {
+    let out = run(&[
+        "check",
+        "--config",
+        CONFIG,
+        "--format",
+        "html",
+        "tests/fixtures/cost/aks-tf/main.tf",
+        "tests/fixtures/cost/unpriced.yml",
+    ]);
+    let html = stdout(&out);
+    assert!(
+        html.contains("<section id=\"cost\"><h2>Cost</h2><p><strong>$2,821.45/month idle, $15,155.38/month at full scale</strong> (4 priced resources, USD retail prices, 730 h/month; not in the sums: 1 with an unknown price or count)</p>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td>$3.673</td><td>1-4</td><td>$2,681.29</td><td>$10,725.16</td>"),
+        "{html}"
+    );
+    assert!(html.contains("<li>cost unknown: <code>tests/fixtures/cost/unpriced.yml:1</code> Azure ML compute cluster h100-warm: no price for Standard_NC48ads_A100_v4 in eastus (linux regular)"), "{html}");
+}

@@ -315,6 +315,82 @@ fn skip_kind(k: SkipKind) -> &'static str {
     }
 }
 
+/// What the change costs (`azure.prices`, docs/cost.md): the totals, the difference with
+/// the base (`--compare-to`), one row per priced resource and every unknown price named.
+fn cost(out: &mut String, report: &Report) {
+    use computeguard_cost::{money, signed};
+    let Some(c) = &report.cost else {
+        return;
+    };
+    let cur = c.currency.as_str();
+    let amount = |x: Option<f64>| x.map_or_else(|| "unknown".to_string(), |v| money(v, cur));
+    let _ = write!(
+        out,
+        "<section id=\"cost\"><h2>Cost</h2><p><strong>{}/month idle, {}/month at full scale</strong> ({} priced resources, {} retail prices, {} h/month{})</p>",
+        esc(&money(c.total.floor_monthly, cur)),
+        esc(&money(c.total.ceiling_monthly, cur)),
+        c.total.resources,
+        esc(cur),
+        c.hours_per_month,
+        if c.total.unknown > 0 {
+            format!(
+                "; not in the sums: {} with an unknown price or count",
+                c.total.unknown
+            )
+        } else {
+            String::new()
+        }
+    );
+    if let Some(d) = &report.cost_diff {
+        let _ = write!(
+            out,
+            "<p>Against <code>{}</code>: <strong>{}/month idle, {}/month at full scale</strong></p>",
+            esc(&d.base),
+            esc(&signed(d.floor_delta, cur)),
+            esc(&signed(d.ceiling_delta, cur))
+        );
+    }
+    out.push_str("<table><thead><tr><th>resource</th><th>location</th><th>size</th><th>meter</th><th>per hour</th><th>nodes</th><th>idle</th><th>at full scale</th></tr></thead><tbody>");
+    for r in &c.resources {
+        let nodes = |n: Option<i64>| n.map_or_else(|| "?".to_string(), |n| n.to_string());
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td><code>{}:{}</code></td><td>{} {}</td><td>{} {}</td><td>{}</td><td>{}-{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&r.resource),
+            esc(&r.file),
+            r.line,
+            esc(r.sku.as_deref().unwrap_or("?")),
+            esc(r.region.as_deref().unwrap_or("?")),
+            r.os.as_str(),
+            r.priority.as_str(),
+            esc(&r.hourly.map_or_else(
+                || "unknown".to_string(),
+                |h| crate::cost::format_rate(h, cur)
+            )),
+            nodes(r.floor.nodes),
+            nodes(r.ceiling.nodes),
+            esc(&amount(r.floor_monthly)),
+            esc(&amount(r.ceiling_monthly))
+        );
+    }
+    out.push_str("</tbody></table>");
+    if !c.unknown.is_empty() {
+        out.push_str("<ul>");
+        for u in &c.unknown {
+            let _ = write!(
+                out,
+                "<li>cost unknown: <code>{}:{}</code> {}: {}</li>",
+                esc(&u.file),
+                u.line,
+                esc(&u.resource),
+                esc(&u.reason)
+            );
+        }
+        out.push_str("</ul>");
+    }
+    out.push_str("</section>");
+}
+
 fn blind_spots(out: &mut String, report: &Report) {
     if !report.errors.is_empty() {
         let _ = write!(
@@ -434,6 +510,7 @@ pub(super) fn render(
     let mut body = String::with_capacity(4096 + findings.len() * 900);
     body.push_str("<header><h1>computeguard report</h1></header><main>");
     summary(&mut body, report);
+    cost(&mut body, report);
     if !findings.is_empty() {
         body.push_str("<section id=\"charts\"><h2>Where the findings are</h2><div class=\"legend\"><span class=\"seg e\"></span>error <span class=\"seg w\"></span>warning <span class=\"seg i\"></span>info</div>");
         chart(&mut body, "By rule and severity", "f-rule", &by_rule);
