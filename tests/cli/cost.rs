@@ -757,3 +757,21 @@ fn html_shows_the_cost_and_names_unknown_prices() {
     );
     assert!(html.contains("<li>cost unknown: <code>tests/fixtures/cost/unpriced.yml:1</code> Azure ML compute cluster h100-warm: no price for Standard_NC48ads_A100_v4 in eastus (linux regular)"), "{html}");
 }
+
+#[test]
+fn github_annotations_carry_the_cost_and_the_unknown_prices() {
+    let out = run(&[
+        "check",
+        "--config",
+        CONFIG,
+        "--format",
+        "github",
+        "tests/fixtures/cost/unpriced.yml",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("::notice file=tests/fixtures/cost/unpriced.yml,line=1,title=computeguard cost unknown::Azure ML compute cluster h100-warm: no price for Standard_NC48ads_A100_v4 in eastus (linux regular): the price files list no Standard_NC48ads_A100_v4 in any region\n"),
+        "{text}"
+    );
+    assert!(text.contains("::notice title=computeguard cost::$0.00/month idle, $0.00/month at full scale (1 priced resource"), "{text}");
+}

@@ -63,6 +63,33 @@ impl Report {
                 esc_data(&clean(&s.reason))
             )?;
         }
+        // What the change costs (`azure.prices`): a notice on the run, and one on each
+        // resource whose price or count is unknown (never taken as $0).
+        if let Some(cost) = &self.cost {
+            writeln!(
+                out,
+                "::notice title=computeguard cost::{}",
+                esc_data(&clean(
+                    &crate::cost::totals_line(cost).replace(" (listed above)", "")
+                ))
+            )?;
+            for u in &cost.unknown {
+                writeln!(
+                    out,
+                    "::notice file={},line={},title=computeguard cost unknown::{}",
+                    esc_prop(&clean(&u.file)),
+                    u.line.max(1),
+                    esc_data(&clean(&format!("{}: {}", u.resource, u.reason)))
+                )?;
+            }
+        }
+        if let Some(diff) = &self.cost_diff {
+            writeln!(
+                out,
+                "::notice title=computeguard cost against the base::{}",
+                esc_data(&clean(&diff.summary()))
+            )?;
+        }
         // Rules that ran on no resource: a notice on the run, with no file.
         for n in &self.not_evaluated {
             writeln!(
