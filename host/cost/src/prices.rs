@@ -12,6 +12,7 @@
 use computeguard_decode::decode_json;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Largest price file read: a whole region's virtual machine pages are a few MiB.
@@ -205,6 +206,11 @@ pub struct PriceSheet {
     files: Vec<String>,
     currency: Option<(String, String)>,
     pages: Vec<(String, PageSummary)>,
+    /// Size key -> region key -> the indexes into `prices` of its meters: a region's pages
+    /// hold thousands of prices, and `plan` looks one up in every comparison of its ranking.
+    index: HashMap<String, HashMap<String, Vec<usize>>>,
+    /// Region keys with any price.
+    regions: HashSet<String>,
 }
 
 impl PriceSheet {
@@ -440,7 +446,17 @@ impl PriceSheet {
             hourly_vm_prices: added.len(),
             next_page,
         };
-        self.prices.extend(added);
+        for p in added {
+            let (sku, region) = (sku_key(&p.sku), region_key(&p.region));
+            self.regions.insert(region.clone());
+            self.index
+                .entry(sku)
+                .or_default()
+                .entry(region)
+                .or_default()
+                .push(self.prices.len());
+            self.prices.push(p);
+        }
         self.files.push(file.to_string());
         self.pages.push((file.to_string(), summary.clone()));
         Ok(summary)
@@ -451,41 +467,38 @@ impl PriceSheet {
     /// `effectiveStartDate` when several match. `None` when the pages hold no such meter:
     /// the price is unknown (never 0).
     pub fn lookup(&self, sku: &str, region: &str, os: Os, priority: Priority) -> Option<&Price> {
-        let sku = sku_key(sku);
-        let region = region_key(region);
-        self.prices
-            .iter()
-            .filter(|p| {
-                p.os == os
-                    && p.priority == priority
-                    && sku_key(&p.sku) == sku
-                    && region_key(&p.region) == region
-            })
+        self.meters(sku, region)
+            .filter(|p| p.os == os && p.priority == priority)
             .fold(None, |best: Option<&Price>, p| match best {
                 Some(b) if b.effective >= p.effective => Some(b),
                 _ => Some(p),
             })
     }
 
+    /// Every price of `sku` in `region`.
+    fn meters(&self, sku: &str, region: &str) -> impl Iterator<Item = &Price> {
+        self.index
+            .get(&sku_key(sku))
+            .and_then(|by_region| by_region.get(&region_key(region)))
+            .into_iter()
+            .flatten()
+            .filter_map(|&i| self.prices.get(i))
+    }
+
     /// Whether the pages price `sku` in any region (to say why a price is missing).
     pub fn knows_sku(&self, sku: &str) -> bool {
-        let sku = sku_key(sku);
-        self.prices.iter().any(|p| sku_key(&p.sku) == sku)
+        self.index.contains_key(&sku_key(sku))
     }
 
     /// Whether the pages price any size in `region`.
     pub fn knows_region(&self, region: &str) -> bool {
-        let region = region_key(region);
-        self.prices.iter().any(|p| region_key(&p.region) == region)
+        self.regions.contains(&region_key(region))
     }
 
     /// The meters of `sku` in `region` the pages do have, as `linux regular`, `windows spot`.
     pub fn meters_of(&self, sku: &str, region: &str) -> Vec<(Os, Priority)> {
-        let (sku, region) = (sku_key(sku), region_key(region));
         let mut v: Vec<(Os, Priority)> = self
-            .prices
-            .iter()
-            .filter(|p| sku_key(&p.sku) == sku && region_key(&p.region) == region)
+            .meters(sku, region)
             .map(|p| (p.os, p.priority))
             .collect();
         v.sort();
