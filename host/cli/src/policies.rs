@@ -15,7 +15,7 @@ pub use computeguard_policyset::LoadedPolicy as Loaded;
 /// may name like a policy's.
 pub const OWN_RULES: &[&str] = &[
     crate::suppress::MISSING_REASON_RULE,
-    crate::cost::IDLE_COST_RULE,
+    crate::cost::rule::IDLE_COST_RULE,
 ];
 
 /// Loads every policy and validates its settings. Errors name the file (and line,

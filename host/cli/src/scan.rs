@@ -1130,7 +1130,7 @@ impl Scan<'_> {
             .flat_map(|l| l.policy.info().rules.iter().map(|r| r.id.clone()))
             .collect();
         known.push(MISSING_REASON_RULE.into());
-        known.push(crate::cost::IDLE_COST_RULE.into());
+        known.push(crate::cost::rule::IDLE_COST_RULE.into());
         for d in directives.all() {
             for rule in &d.rules {
                 if !known.contains(rule) {

@@ -65,14 +65,16 @@ catalog: []
 
 # The subscription's own facts, as `az` prints them, for the rules
 # sku-available-in-region and quota-sufficient (without them those two rules are
-# not evaluated, and every output format says so).
-# default for azure: none: the rules that need them are not evaluated
+# not evaluated, and every output format says so); Azure Retail Prices pages for
+# what the change costs (docs/cost.md).
+# default for azure: none: the rules that need them are not evaluated, nothing is priced
 # azure:
 #   skus: [eastus-skus.json]        # az vm list-skus --all -o json
 #   usage:
 #     eastus: eastus-usage.json     # az vm list-usage --location eastus -o json
 #   mlUsage:
 #     eastus: eastus-ml-usage.json  # az ml compute list-usage --location eastus -o json
+#   prices: [prices/eastus-1.json]  # curl https://prices.azure.com/api/retail/prices (docs/cost.md)
 
 # The admission webhook (`computeguard serve`); `check` ignores it. Every key is
 # in docs/configuration.md, "webhook".
