@@ -775,3 +775,25 @@ fn github_annotations_carry_the_cost_and_the_unknown_prices() {
     );
     assert!(text.contains("::notice title=computeguard cost::$0.00/month idle, $0.00/month at full scale (1 priced resource"), "{text}");
 }
+
+#[test]
+fn catalog_prices_checks_pages_and_refuses_what_is_not_one() {
+    let out = run(&[
+        "catalog",
+        "prices",
+        "tests/fixtures/prices/rshade-eastus-d2als-v7-preview-consumption-reservation-savingsplan-devtest.json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // 8 items: 4 Consumption VM rows; the 2 Reservation and 2 DevTestConsumption rows are not prices.
+    assert_eq!(
+        stdout(&out),
+        "tests/fixtures/prices/rshade-eastus-d2als-v7-preview-consumption-reservation-savingsplan-devtest.json: Azure Retail Prices page, 8 item(s), 4 hourly VM price(s) of 1 size(s) in 1 region(s) (eastus)\ncatalog prices: 4 hourly VM price(s) in 1 file(s), USD\n"
+    );
+    let out = run(&["catalog", "prices", "tests/fixtures/context/overlay.yaml"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("error: tests/fixtures/context/overlay.yaml:1:1: not JSON (invalid json: expected a value); expected an Azure Retail Prices API page"),
+        "{}",
+        stderr(&out)
+    );
+}

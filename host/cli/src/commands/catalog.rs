@@ -7,7 +7,9 @@
 //!   Azure ML Virtual Machine Sizes - List output ([`import`]);
 //! - `show SIZE`: every fact of one size and where it comes from; `list`: every size, with
 //!   filters ([`show`]);
-//! - `diff OVERLAY...`: what overlays would add or change against the built-in data ([`diff`]).
+//! - `diff OVERLAY...`: what overlays would add or change against the built-in data ([`diff`]);
+//! - `prices FILE...`: check Azure Retail Prices API pages as `azure.prices` reads them
+//!   (docs/cost.md).
 //!
 //! `show` and `list` take `--catalog OVERLAY` (repeatable): the overlays are read and checked
 //! as `validate` checks them, then installed once over the built-in catalog.
@@ -16,6 +18,7 @@ mod diff;
 mod facts;
 mod import;
 mod input;
+mod prices;
 mod show;
 
 use crate::Outcome;
@@ -42,6 +45,9 @@ pub enum CatalogCommand {
     List(show::ListArgs),
     /// What overlays would add or change against the built-in catalog.
     Diff(diff::DiffArgs),
+    /// Check Azure Retail Prices API pages (`azure.prices`): what each holds, or why it
+    /// cannot be used.
+    Prices(prices::PricesArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -60,6 +66,7 @@ pub fn run(args: CatalogArgs) -> anyhow::Result<Outcome> {
         CatalogCommand::Show(a) => show::run_show(a),
         CatalogCommand::List(a) => show::run_list(a),
         CatalogCommand::Diff(a) => diff::run(a),
+        CatalogCommand::Prices(a) => prices::run(a),
     }
 }
 
