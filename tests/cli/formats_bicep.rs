@@ -635,7 +635,8 @@ fn real_jumpbox_is_one_b2ms_vm() {
 /// A cluster whose `agentPoolProfiles` is an expression the evaluator cannot turn into a
 /// list of pools (a lambda; a variable that is an object) is an unresolved fact naming what
 /// is written, never a cluster without pools; a pool list built with `concat`, `array`,
-/// `union`, `&&`, `!= {}` and a preset picked by a parameter is read.
+/// `union`, `&&`, `!= {}` and a preset picked by a parameter is read, and so is one built by
+/// a `[for (p, i) in list: {...}]` loop.
 #[test]
 fn pools_given_by_an_expression_are_read_or_unresolved() {
     let main = format!("{DIR}/pool-expression/main.bicep");
@@ -647,18 +648,29 @@ fn pools_given_by_an_expression_are_read_or_unresolved() {
             "main.bicep aks-node-pool aks-known/gpu Standard_NC6s_v3 2 --- - user []",
             "main.bicep aks-cluster aks-lambda - - --- - - []",
             "main.bicep aks-cluster aks-shape - - --- - - []",
+            "main.bicep aks-cluster aks-loop - - --- - - []",
+            "main.bicep aks-node-pool aks-loop/a0 Standard_D4ds_v5 2 --- - system []",
+            "main.bicep aks-node-pool aks-loop/old1 Standard_NC6 1 --- - user []",
         ]
     );
     let (code, report) = check_json(&[&main]);
     assert_eq!(code, 1, "{report:#}");
-    // The preset's retired size, where the preset writes it.
+    // The preset's retired size, where the preset writes it; the looped pool's, at the
+    // loop (`agentPoolProfiles: [for (p, i) in gpuPools: {...}]`).
     assert_eq!(
         findings(&report),
-        triples(&[(
-            "sku-retired",
-            "bicep-modules/pool-expression/main.bicep",
-            20
-        )])
+        triples(&[
+            (
+                "sku-retired",
+                "bicep-modules/pool-expression/main.bicep",
+                20
+            ),
+            (
+                "sku-retired",
+                "bicep-modules/pool-expression/main.bicep",
+                79
+            )
+        ])
     );
     assert_eq!(
         unresolved(&report),

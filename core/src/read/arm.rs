@@ -25,11 +25,16 @@ use crate::compute::Resource;
 use crate::read::common::At;
 use crate::region;
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Deepest nesting of deployments, variables referring to variables and expression calls that
 /// is followed; deeper references are treated as unresolved (they are never legitimate).
 const MAX_DEPTH: usize = 32;
+
+/// Most items a `range()` or a `[for ...]` expression is evaluated for; a longer one is
+/// unresolved rather than expanded.
+const MAX_ITEMS: usize = 1024;
 
 const COMPUTES: &str = "microsoft.machinelearningservices/workspaces/computes";
 const WORKSPACES: &str = "microsoft.machinelearningservices/workspaces";
@@ -381,6 +386,9 @@ struct Scope {
     vars: BTreeMap<String, (Value, String)>,
     /// Distinguishes scopes, so two `parameters('x')` of different inner deployments differ.
     id: usize,
+    /// The items of the `forEach` loops being evaluated, innermost last: the item's and the
+    /// index's names, the item and its index.
+    loops: RefCell<Vec<(String, String, Value, usize)>>,
 }
 
 impl Scope {
@@ -737,6 +745,71 @@ impl Scope {
                         Some(Value::String(c.map(String::from).unwrap_or_default()))
                     }
                 },
+                "range" => {
+                    let (start, count) = (int(args, 0)?, int(args, 1)?);
+                    let count = usize::try_from(count).ok().filter(|c| *c <= MAX_ITEMS)?;
+                    Some(Value::Array(
+                        (0..count)
+                            .map(|i| i64::try_from(i).ok().and_then(|i| start.checked_add(i)))
+                            .map(|v| v.map(Value::from))
+                            .collect::<Option<Vec<_>>>()?,
+                    ))
+                }
+                // A Bicep `[for x in list: body]` (the host writes it so): the body once per
+                // item, with `loopItem('x')` / `loopIndex('i')` bound; with a filter (fifth
+                // argument), the items whose filter is true. A filter that cannot be
+                // evaluated leaves which items there are unknown.
+                "foreach" => {
+                    let Value::Array(items) = args.first().and_then(part)? else {
+                        return None;
+                    };
+                    if items.len() > MAX_ITEMS {
+                        return None;
+                    }
+                    let item_name = text(arg(args, 1)?)?;
+                    let index_name = text(arg(args, 2)?)?;
+                    let mut out = Vec::new();
+                    for (i, item) in items.into_iter().enumerate() {
+                        self.loops.borrow_mut().push((
+                            item_name.clone(),
+                            index_name.clone(),
+                            item,
+                            i,
+                        ));
+                        let keep = match args.get(4) {
+                            Some(filter) => part(filter).and_then(known).and_then(|v| v.as_bool()),
+                            None => Some(true),
+                        };
+                        let body = (keep == Some(true)).then(|| {
+                            args.get(3)
+                                .and_then(part)
+                                .unwrap_or_else(|| Value::String(UNKNOWN.into()))
+                        });
+                        self.loops.borrow_mut().pop();
+                        match keep {
+                            None => return None,
+                            Some(_) => out.extend(body),
+                        }
+                    }
+                    Some(Value::Array(out))
+                }
+                "loopitem" | "loopindex" => {
+                    let name = text(arg(args, 0)?)?;
+                    let loops = self.loops.borrow();
+                    if f.eq_ignore_ascii_case("loopitem") {
+                        loops
+                            .iter()
+                            .rev()
+                            .find(|(n, ..)| *n == name)
+                            .and_then(|(_, _, v, _)| whole(v.clone()))
+                    } else {
+                        loops
+                            .iter()
+                            .rev()
+                            .find(|(_, n, ..)| *n == name)
+                            .map(|(.., i)| Value::from(*i))
+                    }
+                }
                 // resourceGroup(), subscription(), reference(), resourceId(), copyIndex(),
                 // uniqueString(), utcNow(), ...: known only at deploy time.
                 _ => None,
@@ -1722,6 +1795,40 @@ mod tests {
         assert_eq!(res.source("/p/vmSize"), "/variables/base/vmSize");
         assert_eq!(res.source("/p/nested/a"), "/variables/base/nested/a");
         assert_eq!(res.source("/q"), "/q");
+    }
+
+    #[test]
+    fn for_expressions_evaluate_per_item() {
+        let t = json!({"parameters": {"pools": {"type": "array", "defaultValue": [
+                           {"name": "a", "size": "Standard_NC6", "on": true},
+                           {"name": "b", "size": "Standard_D4ds_v5", "on": false}]},
+                       "open": {"type": "array"}}});
+        let ev = |x: &str| evaluate(&t, &json!(x));
+        assert_eq!(
+            ev(
+                "[forEach(parameters('pools'), 'p', 'i', createObject('name', concat(loopItem('p').name, string(loopIndex('i'))), 'vmSize', loopItem('p').size))]"
+            ),
+            Some(
+                json!([{"name": "a0", "vmSize": "Standard_NC6"}, {"name": "b1", "vmSize": "Standard_D4ds_v5"}])
+            )
+        );
+        assert_eq!(
+            ev("[forEach(parameters('pools'), 'p', '', loopItem('p').name, loopItem('p').on)]"),
+            Some(json!(["a"]))
+        );
+        assert_eq!(
+            ev("[forEach(range(1, 3), '', 'i', loopIndex('i'))]"),
+            Some(json!([0, 1, 2]))
+        );
+        assert_eq!(
+            ev("[forEach(parameters('open'), 'p', '', loopItem('p'))]"),
+            None
+        );
+        // A filter that cannot be evaluated: which items exist is unknown.
+        assert_eq!(
+            ev("[forEach(parameters('pools'), 'p', '', loopItem('p'), reference('x').on)]"),
+            None
+        );
     }
 
     #[test]

@@ -852,9 +852,72 @@ impl Ctx<'_> {
                 }
                 format!("createObject({})", args.join(", "))
             }
-            // Lambdas, loops and anything newer: not evaluated.
+            // `[for x in list: body]` (also `[for (x, i) in ...]`, `[for i in range(...)]` and
+            // `[for x in list: if (c) body]`) as a value: `forEach(list, 'x', 'i', body[,
+            // c])`, the loop's variables as `loopItem('x')` / `loopIndex('i')` in the body.
+            "for_statement" => self.for_expression(n),
+            // Lambdas and anything newer: not evaluated.
             _ => format!("unsupported({})", quote(self.src(n))),
         }
+    }
+
+    /// A `[for ...]` expression as `forEach(...)` (see [`Ctx::arm`]).
+    fn for_expression(&self, n: TsNode) -> String {
+        let mut w = n.walk();
+        let kids: Vec<_> = n.children(&mut w).collect();
+        let Some(source) = kids
+            .iter()
+            .position(|k| !k.is_named() && k.kind() == "in")
+            .and_then(|i| kids.get(i + 1))
+            .copied()
+        else {
+            return format!("unsupported({})", quote(self.src(n)));
+        };
+        let collection = self.arm(source);
+        let (mut item, mut index) = (String::new(), String::new());
+        if let Some(i) = n.child_by_field_name("initializer") {
+            item = self.src(i).to_string();
+        } else if let Some(params) = child_of(n, "for_loop_parameters") {
+            for p in children(params) {
+                match p.kind() {
+                    "loop_variable" => item = self.src(p).to_string(),
+                    "loop_enumerator" => index = self.src(p).to_string(),
+                    _ => {}
+                }
+            }
+        }
+        let mark = self.loops.borrow().len();
+        {
+            let mut loops = self.loops.borrow_mut();
+            if !item.is_empty() {
+                loops.push((item.clone(), format!("loopItem({})", quote(&item))));
+            }
+            if !index.is_empty() {
+                loops.push((index.clone(), format!("loopIndex({})", quote(&index))));
+            }
+        }
+        let (body, condition) = match n.child_by_field_name("body") {
+            Some(b) if b.kind() == "if_statement" => {
+                let parts = children(b);
+                (
+                    parts.iter().find(|p| p.kind() == "object").copied(),
+                    parts
+                        .iter()
+                        .find(|p| p.kind() == "parenthesized_expression")
+                        .and_then(|p| children(*p).into_iter().next()),
+                )
+            }
+            other => (other, None),
+        };
+        let body = body.map_or_else(|| "null()".to_string(), |b| self.arm(b));
+        let condition = condition.map(|c| format!(", {}", self.arm(c)));
+        self.loops.borrow_mut().truncate(mark);
+        format!(
+            "forEach({collection}, {}, {}, {body}{})",
+            quote(&item),
+            quote(&index),
+            condition.unwrap_or_default()
+        )
     }
 
     fn arm_function(&self, f: TsNode) -> String {
@@ -1034,6 +1097,26 @@ module m 'child.bicep' = {
             .get("/resources/0/resources/0/properties/vmSize")
             .map(|s| s.line);
         assert_eq!(line, Some(6));
+        Ok(())
+    }
+
+    #[test]
+    fn loops_as_values_become_for_each() -> Result<(), Box<dyn std::error::Error>> {
+        let text = "\
+param pools array
+var a = [for p in pools: { name: p.name, vmSize: p.size }]
+var b = [for (p, i) in pools: if (p.on) { name: 'pool${i}' }]
+";
+        let doc = decode_bicep(text)?;
+        let v = &doc.value;
+        assert_eq!(
+            v["variables"]["a"],
+            "[forEach(parameters('pools'), 'p', '', createObject('name', loopItem('p').name, 'vmSize', loopItem('p').size))]"
+        );
+        assert_eq!(
+            v["variables"]["b"],
+            "[forEach(parameters('pools'), 'p', 'i', createObject('name', concat('pool', loopIndex('i'))), loopItem('p').on)]"
+        );
         Ok(())
     }
 
