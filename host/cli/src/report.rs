@@ -176,11 +176,13 @@ pub enum SkipKind {
     /// Read and evaluated by every policy; no compute resource recognised (a ConfigMap, a
     /// rule pack).
     NoResources,
-    /// Terraform variable values, applied when the `.tf` files beside them are checked.
+    /// Terraform variable values (applied when the `.tf` files beside them are checked) or
+    /// Bicep/ARM parameter values (`.bicepparam`, `*.parameters.json`: applied to their
+    /// template when it is checked, paired by name or given with `--param-file`).
     Variables,
-    /// A file of a Terraform module folder that a configuration in the same scan calls:
-    /// checked through that call, with its arguments bound (alone, its variables would
-    /// all be unresolved).
+    /// A file of a Terraform module folder, or a Bicep/ARM module file, that a file in the
+    /// same scan calls: checked through that call, with its arguments bound (alone, its
+    /// variables or parameters would all be unresolved).
     Module,
     /// Found while walking a directory, of a type computeguard does not read (README.md).
     OtherFile,
