@@ -797,3 +797,32 @@ fn catalog_prices_checks_pages_and_refuses_what_is_not_one() {
         stderr(&out)
     );
 }
+
+#[test]
+fn sarif_notes_the_cost_and_each_unknown_price() {
+    let out = run(&[
+        "check",
+        "--config",
+        CONFIG,
+        "--format",
+        "sarif",
+        "tests/fixtures/cost/unpriced.yml",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("sarif");
+    let notes = v["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .expect("notifications");
+    let unknown = notes
+        .iter()
+        .find(|n| n["properties"]["kind"] == "cost-unknown")
+        .expect("a cost-unknown note");
+    assert_eq!(
+        unknown["message"]["text"],
+        "cost unknown: Azure ML compute cluster h100-warm: no price for Standard_NC48ads_A100_v4 in eastus (linux regular): the price files list no Standard_NC48ads_A100_v4 in any region"
+    );
+    assert_eq!(
+        unknown["locations"][0]["physicalLocation"]["region"]["startLine"],
+        1
+    );
+    assert!(notes.iter().any(|n| n["properties"]["kind"] == "cost"));
+}

@@ -176,6 +176,23 @@ pub fn log(report: &Report, opts: &RenderOptions) -> Value {
         }
         v
     }));
+    // What the change costs (`azure.prices`): a note with the totals, and one at each
+    // resource whose price or count is unknown (never taken as $0).
+    if let Some(cost) = &report.cost {
+        notifications.push(json!({
+            "level": "note",
+            "message": {"text": format!("cost: {}", crate::cost::totals_line(cost).replace(" (listed above)", ""))},
+            "properties": {"kind": "cost", "floorMonthly": cost.total.floor_monthly, "ceilingMonthly": cost.total.ceiling_monthly, "currency": cost.currency},
+        }));
+        notifications.extend(cost.unknown.iter().map(|u| {
+            json!({
+                "level": "note",
+                "message": {"text": format!("cost unknown: {}: {}", u.resource, u.reason)},
+                "locations": [location(&u.file, u.line, 0)],
+                "properties": {"kind": "cost-unknown"},
+            })
+        }));
+    }
     json!({
         "$schema": SCHEMA,
         "version": "2.1.0",
