@@ -445,6 +445,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn prices_are_never_given_to_a_policy() {
+        // `azure.prices` is the CLI's alone (docs/cost.md): the webhook and every policy get
+        // the same context with or without it, and a price file is not even read here.
+        let files = ContextFiles {
+            prices: vec![PathBuf::from("/nonexistent/prices.json")],
+            ..ContextFiles::default()
+        };
+        assert!(files.is_empty());
+        assert!(matches!(load(&files), Ok(None)));
+    }
+
+    #[test]
     fn a_bad_overlay_is_refused_naming_file_line_and_field() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("overlay.yaml");
