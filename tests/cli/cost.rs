@@ -826,3 +826,21 @@ fn sarif_notes_the_cost_and_each_unknown_price() {
     );
     assert!(notes.iter().any(|n| n["properties"]["kind"] == "cost"));
 }
+
+#[test]
+fn junit_skips_each_unknown_price() {
+    let out = run(&[
+        "check",
+        "--config",
+        CONFIG,
+        "--format",
+        "junit",
+        "tests/fixtures/cost/unpriced.yml",
+    ]);
+    let xml = stdout(&out);
+    assert!(
+        xml.contains("  <testsuite name=\"computeguard cost\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\">\n    <testcase classname=\"tests/fixtures/cost/unpriced.yml\" name=\"cost unknown at line 1: Azure ML compute cluster h100-warm\" file=\"tests/fixtures/cost/unpriced.yml\" line=\"1\">\n      <skipped message=\"cost unknown: no price for Standard_NC48ads_A100_v4 in eastus (linux regular): the price files list no Standard_NC48ads_A100_v4 in any region\"/>"),
+        "{xml}"
+    );
+    roxmltree::Document::parse(&xml).expect("well-formed XML");
+}

@@ -9,7 +9,9 @@
 //! file's suite, a `<failure>` with `--fail-on-unresolved` (which makes the run exit 2)
 //! and `<skipped>` without; a file or document that could not be checked is a
 //! `<failure>` with `--fail-on-skipped`; and each rule that was not evaluated (no
-//! `azure:` facts) is a `<skipped>` case of a suite named `computeguard`.
+//! `azure:` facts) is a `<skipped>` case of a suite named `computeguard`; each price or
+//! count of the cost estimate that is not known (`azure.prices`) is a `<skipped>` case of a
+//! suite named `computeguard cost`.
 
 use super::{Finding, RenderOptions, Report, SkipKind};
 use std::collections::BTreeMap;
@@ -215,6 +217,28 @@ pub fn render(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> std
         let n = report.not_evaluated.len();
         body.push_str(&format!(
             "  <testsuite name=\"computeguard\" tests=\"{n}\" failures=\"0\" errors=\"0\" skipped=\"{n}\">\n{cases}  </testsuite>\n"
+        ));
+        tests += n;
+        skipped += n;
+    }
+    if let Some(cost) = report.cost.as_ref().filter(|c| !c.unknown.is_empty()) {
+        // Prices or counts that are not known (`azure.prices`): a skipped case each, never
+        // a pass and never $0.
+        let mut cases = String::new();
+        for u in &cost.unknown {
+            cases.push_str(&format!(
+                "    <testcase classname=\"{}\" name=\"cost unknown at line {}: {}\" file=\"{}\" line=\"{}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                xml_escape(&u.file),
+                u.line,
+                xml_escape(&u.resource),
+                xml_escape(&u.file),
+                u.line,
+                xml_escape(&format!("cost unknown: {}", u.reason))
+            ));
+        }
+        let n = cost.unknown.len();
+        body.push_str(&format!(
+            "  <testsuite name=\"computeguard cost\" tests=\"{n}\" failures=\"0\" errors=\"0\" skipped=\"{n}\">\n{cases}  </testsuite>\n"
         ));
         tests += n;
         skipped += n;
