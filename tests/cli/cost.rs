@@ -342,6 +342,11 @@ fn gpu_idle_cost_over_2000_names_the_amount_and_the_saving() {
         found[3].1
     );
     assert!(
+        found[3].1.contains("; with the cluster autoscaler from 0 nodes it would scale to zero when idle, saving $5,631.22/month;"),
+        "{}",
+        found[3].1
+    );
+    assert!(
         found[2]
             .1
             .ends_with("it does not scale to zero: each node fewer saves $2,681.29/month"),

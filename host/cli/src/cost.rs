@@ -175,6 +175,12 @@ pub fn idle_cost_findings(
             m(budget),
         );
         match c.kind.as_str() {
+            "aks-node-pool" if c.floor.basis.starts_with("fixed") => {
+                message.push_str(&format!(
+                    "; with the cluster autoscaler from 0 nodes it would scale to zero when idle, saving {}/month",
+                    m(floor)
+                ));
+            }
             "aks-node-pool" | "aml-compute-cluster" => message.push_str(&format!(
                 "; scaling it to zero when idle saves {}/month",
                 m(floor)
