@@ -25,6 +25,7 @@ mod init;
 mod inputs;
 mod kaito;
 mod layout;
+mod lsp;
 mod plan;
 mod registry;
 mod report_html;

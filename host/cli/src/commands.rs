@@ -6,6 +6,7 @@ pub mod check;
 pub mod explain;
 pub mod init;
 pub mod inspect;
+pub mod lsp;
 pub mod new;
 pub mod plan;
 pub mod policies;

@@ -11,6 +11,7 @@ mod commands;
 /// `computeguard.yaml`, from the policy-set layer (`computeguard_policyset::config`).
 pub use computeguard_policyset::config;
 pub mod cost;
+pub mod lsp;
 pub mod plan;
 pub mod policies;
 pub(crate) mod prepare;
@@ -63,6 +64,9 @@ pub enum Command {
     Serve(commands::serve::ServeArgs),
     /// Write a commented starter computeguard.yaml.
     Init(commands::init::InitArgs),
+    /// Run the language server (LSP over standard input and output): the findings of
+    /// `check` in the editor while the file is written (docs/editor.md).
+    Lsp(commands::lsp::LspArgs),
     /// Inspect and extend the VM size catalog: validate, import, show, list, diff.
     Catalog(commands::catalog::CatalogArgs),
     /// Publish a policy component, rule pack or catalog overlay to an OCI registry
@@ -107,6 +111,7 @@ pub fn run() -> ExitCode {
         Command::New(a) => commands::new::run(a),
         Command::Serve(a) => commands::serve::run(a),
         Command::Init(a) => commands::init::run(a),
+        Command::Lsp(a) => commands::lsp::run(a),
         Command::Catalog(a) => commands::catalog::run(a),
         Command::Push(a) => commands::registry::push(a),
         Command::Pull(a) => commands::registry::pull(a),

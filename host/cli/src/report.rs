@@ -14,7 +14,7 @@ mod html;
 mod junit;
 mod markdown;
 mod policyreport;
-mod sarif;
+pub(crate) mod sarif;
 mod text;
 
 use serde::{Deserialize, Serialize};

@@ -233,7 +233,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
 }
 
 /// The scan's warnings on standard error, then the report of the prepared inputs.
-fn first_report(prepared: &Prepared) -> Report {
+pub(crate) fn first_report(prepared: &Prepared) -> Report {
     let Prepared {
         files,
         skipped,

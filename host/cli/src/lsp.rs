@@ -1,0 +1,217 @@
+//! `computeguard lsp`: the language server (host/lsp) with `check`'s scan as its
+//! [`computeguard_lsp::Checker`].
+//!
+//! The protocol lives in `computeguard-lsp`; what a diagnostic says is decided here, by
+//! the same steps `check` takes for one path: the nearest `computeguard.yaml` (found upward
+//! from the file's folder, as `check` run there finds it), [`prepare`] (policies, context,
+//! var and parameter files, the change-wide facts) and [`scan::Scan::run`], with the
+//! editor's buffer in place of the file's text.
+
+use crate::config::Config;
+use crate::prepare::{PrepareArgs, prepare};
+use crate::report::{Report, Severity};
+use crate::scan;
+use computeguard_lsp::{Checked, Finding, Note, Problem};
+use computeguard_policy_core::catalog;
+use std::path::{Path, PathBuf};
+
+/// `check`'s scan, one file at a time, for the language server.
+#[derive(Default)]
+pub struct Backend {
+    /// `--as-of` for every check (tests pin it); default: the configuration's, else today.
+    pub as_of: Option<String>,
+}
+
+impl Backend {
+    /// Serves the Language Server Protocol on standard input and output until the client
+    /// exits.
+    pub fn serve_stdio(self) -> anyhow::Result<()> {
+        let (connection, io) = computeguard_lsp::lsp_server::Connection::stdio();
+        computeguard_lsp::run(connection, self)?;
+        io.join()?;
+        Ok(())
+    }
+}
+
+/// `file:LINE:` at the start of `message`, for an error that names where it is.
+fn located(message: &str) -> Option<(PathBuf, u32)> {
+    // Paths may hold `:` on other systems; here the first `:N:` after an existing file.
+    let mut from = 0;
+    while let Some(i) = message.get(from..)?.find(':') {
+        let at = from + i;
+        let file = message.get(..at)?.trim_start_matches("error: ");
+        let rest = message.get(at + 1..)?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if !digits.is_empty() && Path::new(file).is_file() {
+            return Some((PathBuf::from(file), digits.parse().ok()?));
+        }
+        from = at + 1;
+    }
+    None
+}
+
+fn problem(config: Option<&Path>, document: &Path, e: &anyhow::Error) -> Checked {
+    let message = format!("{e:#}");
+    let (file, line) = located(&message).unwrap_or_else(|| {
+        (
+            config.map_or_else(|| document.to_path_buf(), Path::to_path_buf),
+            0,
+        )
+    });
+    Checked {
+        problem: Some(Problem {
+            file,
+            line,
+            message,
+        }),
+        ..Checked::default()
+    }
+}
+
+impl Backend {
+    /// The report of `path` with `text` as its content, as `check PATH` makes it.
+    fn report(&self, path: &Path, text: &str, config: Option<&PathBuf>) -> anyhow::Result<Report> {
+        let paths = [path.to_path_buf()];
+        let mut prepared = prepare(&PrepareArgs {
+            paths: &paths,
+            stdin_filename: None,
+            config,
+            policies: &[],
+            as_of: self.as_of.as_deref(),
+            var_files: &[],
+            param_files: &[],
+            memory_limit_mib: crate::DEFAULT_MEMORY_LIMIT_MIB,
+            max_file_mib: scan::DEFAULT_MAX_FILE_MIB,
+        })?;
+        for input in prepared.files.iter_mut().filter(|i| i.path == path) {
+            input.text = Some(text.to_string());
+        }
+        Ok(crate::commands::check::first_report(&prepared))
+    }
+}
+
+impl computeguard_lsp::Checker for Backend {
+    fn check(&mut self, path: &Path, text: &str) -> Checked {
+        let config = path.parent().and_then(Config::discover);
+        if let Some(c) = &config
+            && let Err(e) = Config::load(c)
+        {
+            return problem(config.as_deref(), path, &e.into());
+        }
+        let report = match self.report(path, text, config.as_ref()) {
+            Ok(r) => r,
+            Err(e) => return problem(config.as_deref(), path, &e),
+        };
+        let name = path.display().to_string();
+        let mut findings: Vec<Finding> = report
+            .findings
+            .iter()
+            .filter(|f| f.file == name)
+            .map(|f| Finding {
+                rule: f.rule.clone(),
+                severity: match f.severity {
+                    Severity::Error => computeguard_lsp::Severity::Error,
+                    Severity::Warning => computeguard_lsp::Severity::Warning,
+                    _ => computeguard_lsp::Severity::Info,
+                },
+                message: f.message.clone(),
+                line: f.line,
+                column: f.column,
+                remediation: f.remediation.clone(),
+                help_uri: report
+                    .rules
+                    .iter()
+                    .any(|r| r.id == f.rule && r.documented)
+                    .then(|| crate::report::sarif::help_uri(&f.rule)),
+                fix: None,
+            })
+            .collect();
+        // A file that cannot be read (a YAML error while typing) is an error where it is.
+        findings.extend(
+            report
+                .errors
+                .iter()
+                .filter(|e| e.file == name)
+                .map(|e| Finding {
+                    rule: "invalid-input".into(),
+                    severity: computeguard_lsp::Severity::Error,
+                    message: e.message.clone(),
+                    line: e.line.max(1),
+                    column: 1,
+                    remediation: String::new(),
+                    help_uri: None,
+                    fix: None,
+                }),
+        );
+        let unresolved = report
+            .unresolved
+            .iter()
+            .filter(|u| u.file == name)
+            .map(|u| Note {
+                line: u.line,
+                message: u.message(),
+            })
+            .collect();
+        let comment = crate::suppress::comment_markers(path)
+            .first()
+            .map(|m| (*m).to_string());
+        Checked {
+            findings,
+            unresolved,
+            problem: None,
+            comment,
+        }
+    }
+
+    fn hover(&mut self, _path: &Path, word: &str) -> Option<String> {
+        hover(
+            word,
+            self.as_of.clone().unwrap_or_else(crate::today).as_str(),
+        )
+    }
+}
+
+/// What the catalog knows of the VM size `word`, as Markdown (`catalog show` in short).
+pub fn hover(word: &str, as_of: &str) -> Option<String> {
+    let f = catalog::sku(word).filter(|_| catalog::sku_well_formed(word))?;
+    let mut out = format!("**{}**", f.name);
+    if let Some(family) = f.family {
+        out.push_str(&format!(" ({family})"));
+    }
+    out.push_str("\n\n");
+    match (f.gpu_model, f.gpu_count) {
+        (model, Some(count)) if !model.is_empty() => {
+            out.push_str(&format!("- GPU: {count} × {model}\n"));
+        }
+        _ => out.push_str("- GPU: none\n"),
+    }
+    if let Some(cc) = f.compute_capability {
+        let arch = catalog::architecture(cc);
+        out.push_str(&format!(
+            "- architecture: {} (compute capability {cc})\n",
+            f.architecture.unwrap_or("?")
+        ));
+        if let Some(a) = arch {
+            out.push_str(&format!(
+                "- CUDA: {} to {}\n",
+                a.first_cuda.unwrap_or("?"),
+                a.last_cuda.unwrap_or("current")
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "- InfiniBand: {}\n",
+        if f.infiniband { "yes" } else { "no" }
+    ));
+    let status = catalog::status_at(f, as_of);
+    match f.retirement_date {
+        Some(date) => out.push_str(&format!("- status: {status} (retirement {date})\n")),
+        None => out.push_str(&format!("- status: {status}\n")),
+    }
+    out.push_str(&format!(
+        "\n`computeguard catalog show {}` (catalog as of {})",
+        f.name,
+        catalog::DATA_DATE
+    ));
+    Some(out)
+}

@@ -1,0 +1,411 @@
+//! `computeguard lsp` (issue 35): the protocol over an in-memory transport, with `check`'s
+//! scan as the checker, compared with `check --format json` on the same files.
+
+use super::{computeguard, root};
+use computeguard::lsp::Backend;
+use computeguard_lsp::lsp_server::{Connection, Message, Notification, Request, RequestId};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+const AS_OF: &str = "2026-11-22";
+
+/// A client on one end of an in-memory connection, the server on a thread at the other.
+struct Client {
+    conn: Connection,
+    server: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
+    next: i32,
+}
+
+impl Client {
+    fn start(init_options: Value) -> Client {
+        let (server, client) = Connection::memory();
+        let handle = std::thread::spawn(move || {
+            computeguard_lsp::run(
+                server,
+                Backend {
+                    as_of: Some(AS_OF.into()),
+                },
+            )
+        });
+        let mut c = Client {
+            conn: client,
+            server: Some(handle),
+            next: 0,
+        };
+        let init = c.request(
+            "initialize",
+            json!({
+                "capabilities": {},
+                "initializationOptions": init_options,
+            }),
+        );
+        assert!(
+            init["capabilities"]["hoverProvider"]
+                .as_bool()
+                .unwrap_or(false),
+            "{init}"
+        );
+        c.notify("initialized", json!({}));
+        c
+    }
+
+    fn notify(&self, method: &str, params: Value) {
+        self.conn
+            .sender
+            .send(Message::Notification(Notification::new(
+                method.into(),
+                params,
+            )))
+            .expect("send");
+    }
+
+    /// Sends a request and waits for its answer (notifications in between are dropped).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = RequestId::from(self.next);
+        self.conn
+            .sender
+            .send(Message::Request(Request::new(
+                id.clone(),
+                method.into(),
+                params,
+            )))
+            .expect("send");
+        loop {
+            match self.recv() {
+                Message::Response(r) if r.id == id => {
+                    assert!(r.error.is_none(), "{:?}", r.error);
+                    return r.result.unwrap_or(Value::Null);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn recv(&self) -> Message {
+        self.conn
+            .receiver
+            .recv_timeout(Duration::from_secs(120))
+            .expect("an answer from the server within 2 minutes")
+    }
+
+    /// The next diagnostics published for `uri`.
+    fn diagnostics(&self, uri: &str) -> Vec<Value> {
+        loop {
+            if let Message::Notification(n) = self.recv()
+                && n.method == "textDocument/publishDiagnostics"
+                && n.params["uri"] == uri
+            {
+                return n.params["diagnostics"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+            }
+        }
+    }
+
+    fn open(&self, path: &Path) -> String {
+        let uri = uri_of(path);
+        let text = std::fs::read_to_string(path).expect("read");
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}),
+        );
+        uri
+    }
+
+    fn stop(mut self) {
+        self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        if let Some(h) = self.server.take() {
+            h.join().expect("server thread").expect("server ran");
+        }
+    }
+}
+
+fn uri_of(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// `check --format json FILE` run from the file's folder (where it finds the same
+/// `computeguard.yaml` as the server): the (rule, line) of each finding and the lines of
+/// the unresolved facts.
+fn check_json(path: &Path) -> (BTreeSet<(String, u64)>, BTreeSet<u64>) {
+    let out = computeguard()
+        .current_dir(path.parent().expect("folder"))
+        .args(["check", "--as-of", AS_OF, "--format", "json"])
+        .arg(path.file_name().expect("name"))
+        .output()
+        .expect("run check");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json report");
+    let findings = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or_default().to_string(),
+                f["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let unresolved = report["unresolved"]
+        .as_array()
+        .expect("unresolved")
+        .iter()
+        .map(|u| u["line"].as_u64().unwrap_or(0))
+        .collect();
+    (findings, unresolved)
+}
+
+/// The diagnostics as check's findings: (code, 1-based line), the unresolved apart.
+fn as_findings(diagnostics: &[Value]) -> (BTreeSet<(String, u64)>, BTreeSet<u64>) {
+    let line = |d: &Value| d["range"]["start"]["line"].as_u64().unwrap_or(0) + 1;
+    let code = |d: &Value| d["code"].as_str().unwrap_or_default().to_string();
+    (
+        diagnostics
+            .iter()
+            .filter(|d| code(d) != "unresolved")
+            .map(|d| (code(d), line(d)))
+            .collect(),
+        diagnostics
+            .iter()
+            .filter(|d| code(d) == "unresolved")
+            .map(line)
+            .collect(),
+    )
+}
+
+#[test]
+fn diagnostics_on_open_equal_check_json() {
+    let files = [
+        "examples/azureml/cuda12-on-k80-job.yml",
+        "examples/kubernetes/inference-on-infiniband.yaml",
+        "tests/fixtures/kaito/workspace-tuning-phi-3-pvc-nc6s-v3.yaml",
+        "tests/fixtures/terraform/folder/aml.tf",
+        "tests/fixtures/terraform/modules/main.tf",
+        "tests/fixtures/bicep/stableazure-aks-gpupool-nc6s-v3-eastus2.bicep",
+    ];
+    let client = Client::start(json!({}));
+    let mut seen = 0;
+    for f in files {
+        let path = root().join(f);
+        let uri = client.open(&path);
+        let diagnostics = client.diagnostics(&uri);
+        let expected = check_json(&path);
+        assert_eq!(as_findings(&diagnostics), expected, "{f}: {diagnostics:#?}");
+        seen += expected.0.len() + expected.1.len();
+        // Every finding names its rule and links its page; severities are mapped.
+        for d in diagnostics.iter().filter(|d| d["code"] != "unresolved") {
+            let code = d["code"].as_str().expect("code");
+            let href = d["codeDescription"]["href"].as_str().unwrap_or_default();
+            assert!(href.ends_with(&format!("/docs/rules/{code}.md")), "{d}");
+            assert!(
+                root().join(format!("docs/rules/{code}.md")).is_file(),
+                "{code}"
+            );
+            assert!(
+                (1..=3).contains(&d["severity"].as_u64().unwrap_or(0)),
+                "{d}"
+            );
+        }
+    }
+    assert!(
+        seen >= 12,
+        "the files hold {seen} findings and unresolved facts"
+    );
+    client.stop();
+}
+
+#[test]
+fn the_first_manifest_has_findings_at_checks_lines() {
+    let path = root().join("examples/azureml/cuda12-on-k80-job.yml");
+    let client = Client::start(json!({}));
+    let uri = client.open(&path);
+    let (findings, _) = as_findings(&client.diagnostics(&uri));
+    assert_eq!(
+        findings,
+        BTreeSet::from([
+            ("cuda-arch-compat".to_string(), 22),
+            ("sku-retired".to_string(), 24)
+        ])
+    );
+    client.stop();
+}
+
+#[test]
+fn change_is_debounced_and_rechecked() {
+    let path = root().join("examples/azureml/cuda12-on-k80-job.yml");
+    let client = Client::start(json!({"debounceMs": 50}));
+    let uri = client.open(&path);
+    assert_eq!(client.diagnostics(&uri).len(), 2);
+    let text = std::fs::read_to_string(&path).expect("read");
+    // Two quick changes, one check: the retired K80 size becomes a current T4 size.
+    for (v, t) in [
+        (2, text.replace("Standard_NC6", "Standard_NC6_typo")),
+        (3, text.replace("Standard_NC6", "Standard_NC4as_T4_v3")),
+    ] {
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": v}, "contentChanges": [{"text": t}]}),
+        );
+    }
+    let after = client.diagnostics(&uri);
+    assert!(
+        !after
+            .iter()
+            .any(|d| d["code"] == "sku-retired" || d["code"] == "cuda-arch-compat"),
+        "{after:#?}"
+    );
+    client.stop();
+}
+
+#[test]
+fn suppress_action_inserts_the_inline_comment_check_reads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("job.yml");
+    std::fs::copy(root().join("examples/azureml/cuda12-on-k80-job.yml"), &path).expect("copy");
+    let mut client = Client::start(json!({}));
+    let uri = client.open(&path);
+    let diagnostics = client.diagnostics(&uri);
+    let retired = diagnostics
+        .iter()
+        .find(|d| d["code"] == "sku-retired")
+        .expect("sku-retired")
+        .clone();
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": retired["range"], "context": {"diagnostics": [retired]}}),
+    );
+    let action = actions
+        .as_array()
+        .expect("actions")
+        .iter()
+        .find(|a| {
+            a["title"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("Suppress sku-retired")
+        })
+        .expect("a suppress action")
+        .clone();
+    let edit = &action["edit"]["changes"][&uri][0];
+    assert_eq!(edit["range"]["start"]["line"], 23);
+    let inserted = edit["newText"].as_str().expect("text");
+    assert_eq!(inserted, "  # computeguard:ignore sku-retired \n");
+    client.stop();
+    // With a reason written after it, check suppresses the finding.
+    let text = std::fs::read_to_string(&path).expect("read");
+    let mut lines: Vec<&str> = text.lines().collect();
+    let with_reason = format!(
+        "{}moving off K80 in sprint 12",
+        inserted.trim_end_matches('\n')
+    );
+    lines.insert(23, &with_reason);
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write");
+    let (findings, _) = check_json(&path);
+    assert!(
+        !findings.iter().any(|(r, _)| r == "sku-retired"),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn hover_on_a_size_shows_the_catalog() {
+    let path = root().join("examples/azureml/cuda12-on-k80-job.yml");
+    let mut client = Client::start(json!({}));
+    let uri = client.open(&path);
+    let text = std::fs::read_to_string(&path).expect("read");
+    let (line, col) = text
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| l.find("Standard_NC6").map(|c| (i, c + 3)))
+        .expect("a size in the file");
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}}),
+    );
+    let value = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(value.contains("Standard_NC6"), "{value}");
+    assert!(value.contains("K80"), "{value}");
+    assert!(value.contains("Kepler"), "{value}");
+    assert!(value.contains("retire"), "{value}");
+    client.stop();
+}
+
+#[test]
+fn a_broken_config_is_one_diagnostic_then_reloaded_when_fixed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("job.yml");
+    std::fs::copy(root().join("examples/azureml/cuda12-on-k80-job.yml"), &path).expect("copy");
+    let config = dir.path().join("computeguard.yaml");
+    std::fs::write(&config, "asOf: 2026-11-22\nrules:\n  sku-retired: loud\n").expect("write");
+    let client = Client::start(json!({}));
+    let uri = client.open(&path);
+    let config_uri = uri_of(&config);
+    let mut on_config = None;
+    let mut on_file = None;
+    while on_config.is_none() || on_file.is_none() {
+        if let Message::Notification(n) = client.recv()
+            && n.method == "textDocument/publishDiagnostics"
+        {
+            let d = n.params["diagnostics"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            if n.params["uri"] == config_uri {
+                on_config = Some(d);
+            } else if n.params["uri"] == uri {
+                on_file = Some(d);
+            }
+        }
+    }
+    let on_config = on_config.unwrap_or_default();
+    assert_eq!(on_config.len(), 1, "{on_config:#?}");
+    assert_eq!(on_config[0]["range"]["start"]["line"], 2, "{on_config:#?}");
+    assert!(
+        on_config[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("expected error, warning, info or off"),
+        "{on_config:#?}"
+    );
+    assert!(
+        on_file
+            .unwrap_or_default()
+            .iter()
+            .all(|d| d["code"].is_null())
+    );
+    // Fixed on disk, announced as a watched file: findings again, the config's cleared.
+    std::fs::write(&config, "asOf: 2026-11-22\nrules:\n  sku-retired: info\n").expect("write");
+    client.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": config_uri, "type": 2}]}),
+    );
+    let mut cleared = false;
+    let mut findings = None;
+    while !cleared || findings.is_none() {
+        if let Message::Notification(n) = client.recv()
+            && n.method == "textDocument/publishDiagnostics"
+        {
+            let d = n.params["diagnostics"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            if n.params["uri"] == config_uri {
+                cleared = d.is_empty();
+            } else if n.params["uri"] == uri {
+                findings = Some(d);
+            }
+        }
+    }
+    let findings = findings.unwrap_or_default();
+    let retired = findings
+        .iter()
+        .find(|d| d["code"] == "sku-retired")
+        .expect("sku-retired again");
+    assert_eq!(retired["severity"], 3, "info as the fixed config says");
+    client.stop();
+}
