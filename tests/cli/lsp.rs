@@ -409,3 +409,80 @@ fn a_broken_config_is_one_diagnostic_then_reloaded_when_fixed() {
     assert_eq!(retired["severity"], 3, "info as the fixed config says");
     client.stop();
 }
+
+/// Applies the single-line edits of a code action to `text`.
+fn apply(text: &str, edits: &[Value]) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut edits = edits.to_vec();
+    edits.sort_by_key(|e| {
+        let s = &e["range"]["start"];
+        std::cmp::Reverse((s["line"].as_u64(), s["character"].as_u64()))
+    });
+    for e in edits {
+        let (s, end) = (&e["range"]["start"], &e["range"]["end"]);
+        let line = s["line"].as_u64().expect("line") as usize;
+        assert_eq!(Some(line as u64), end["line"].as_u64(), "one line: {e}");
+        let l: Vec<char> = lines[line].chars().collect();
+        let a = s["character"].as_u64().expect("start") as usize;
+        let b = end["character"].as_u64().expect("end") as usize;
+        let new: String = l[..a]
+            .iter()
+            .chain(
+                e["newText"]
+                    .as_str()
+                    .expect("text")
+                    .chars()
+                    .collect::<Vec<_>>()
+                    .iter(),
+            )
+            .chain(l[b..].iter())
+            .collect();
+        lines[line] = new;
+    }
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn plans_best_alternative_is_a_code_action_that_clears_the_finding() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("job.yml");
+    std::fs::copy(root().join("examples/azureml/cuda12-on-k80-job.yml"), &path).expect("copy");
+    let mut client = Client::start(json!({}));
+    let uri = client.open(&path);
+    let diagnostics = client.diagnostics(&uri);
+    let retired = diagnostics
+        .iter()
+        .find(|d| d["code"] == "sku-retired")
+        .expect("sku-retired")
+        .clone();
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": retired["range"], "context": {"diagnostics": [retired]}}),
+    );
+    let action = actions
+        .as_array()
+        .expect("actions")
+        .iter()
+        .find(|a| {
+            a["title"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("Move to ")
+        })
+        .unwrap_or_else(|| panic!("a fix from plan: {actions:#}"))
+        .clone();
+    client.stop();
+    let text = std::fs::read_to_string(&path).expect("read");
+    let fixed = apply(
+        &text,
+        action["edit"]["changes"][&uri].as_array().expect("edits"),
+    );
+    assert_ne!(fixed, text);
+    std::fs::write(&path, fixed).expect("write");
+    let (findings, _) = check_json(&path);
+    assert!(
+        !findings.iter().any(|(r, _)| r == "sku-retired"),
+        "{}: {findings:?}",
+        action["title"]
+    );
+}

@@ -8,10 +8,10 @@
 //! editor's buffer in place of the file's text.
 
 use crate::config::Config;
-use crate::prepare::{PrepareArgs, prepare};
+use crate::prepare::{PrepareArgs, Prepared, prepare};
 use crate::report::{Report, Severity};
 use crate::scan;
-use computeguard_lsp::{Checked, Finding, Note, Problem};
+use computeguard_lsp::{Checked, Edit, Finding, Fix, Note, Problem};
 use computeguard_policy_core::catalog;
 use std::path::{Path, PathBuf};
 
@@ -69,8 +69,13 @@ fn problem(config: Option<&Path>, document: &Path, e: &anyhow::Error) -> Checked
 }
 
 impl Backend {
-    /// The report of `path` with `text` as its content, as `check PATH` makes it.
-    fn report(&self, path: &Path, text: &str, config: Option<&PathBuf>) -> anyhow::Result<Report> {
+    /// What `check PATH` prepares and reports, with `text` as the content of `path`.
+    fn report(
+        &self,
+        path: &Path,
+        text: &str,
+        config: Option<&PathBuf>,
+    ) -> anyhow::Result<(Prepared, Report)> {
         let paths = [path.to_path_buf()];
         let mut prepared = prepare(&PrepareArgs {
             paths: &paths,
@@ -86,7 +91,8 @@ impl Backend {
         for input in prepared.files.iter_mut().filter(|i| i.path == path) {
             input.text = Some(text.to_string());
         }
-        Ok(crate::commands::check::first_report(&prepared))
+        let report = crate::commands::check::first_report(&prepared);
+        Ok((prepared, report))
     }
 }
 
@@ -99,7 +105,7 @@ impl computeguard_lsp::Checker for Backend {
             return problem(config.as_deref(), path, &e.into());
         }
         let report = match self.report(path, text, config.as_ref()) {
-            Ok(r) => r,
+            Ok((_, r)) => r,
             Err(e) => return problem(config.as_deref(), path, &e),
         };
         let name = path.display().to_string();
@@ -161,6 +167,54 @@ impl computeguard_lsp::Checker for Backend {
             problem: None,
             comment,
         }
+    }
+
+    /// `plan`'s best alternative for each finding it clears, where its edits are all in
+    /// this file (a size, a region), as `check --suggest` names it.
+    fn fixes(&mut self, path: &Path, text: &str) -> Vec<Fix> {
+        let config = path.parent().and_then(Config::discover);
+        let Ok((mut prepared, report)) = self.report(path, text, config.as_ref()) else {
+            return Vec::new();
+        };
+        let name = path.display().to_string();
+        crate::plan::best_alternatives(&mut prepared, &report)
+            .into_iter()
+            .filter_map(|(i, alt)| {
+                let f = report.findings.get(i).filter(|f| f.file == name)?;
+                let edits = alt
+                    .edits
+                    .iter()
+                    .map(|e| {
+                        if e.file.is_some() {
+                            return None;
+                        }
+                        let line = text.lines().nth(e.line.checked_sub(1)? as usize)?;
+                        let at = line.find(&e.from)?;
+                        let start = line.get(..at)?.chars().count() as u32 + 1;
+                        Some(Edit {
+                            line: e.line,
+                            start,
+                            end: start + e.from.chars().count() as u32,
+                            new_text: e.to.clone(),
+                        })
+                    })
+                    .collect::<Option<Vec<Edit>>>()
+                    .filter(|e| !e.is_empty())?;
+                let target = match &alt.region {
+                    Some(region) => format!("{} in {region}", alt.size),
+                    None => alt.size.clone(),
+                };
+                Some(Fix {
+                    rule: f.rule.clone(),
+                    line: f.line,
+                    title: format!(
+                        "Move to {target} (computeguard plan: clears {})",
+                        alt.clears.join(", ")
+                    ),
+                    edits,
+                })
+            })
+            .collect()
     }
 
     fn hover(&mut self, _path: &Path, word: &str) -> Option<String> {

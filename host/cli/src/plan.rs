@@ -265,6 +265,35 @@ pub(crate) fn suggest(prepared: &mut Prepared, report: &mut Report) {
     }
 }
 
+/// For the language server's code actions (`lsp.rs`): the index in `report.findings` of each
+/// finding that `suggest` would name a best alternative for, with that alternative (its
+/// edits in the file's text).
+pub(crate) fn best_alternatives(
+    prepared: &mut Prepared,
+    report: &Report,
+) -> Vec<(usize, Alternative)> {
+    install_context(prepared);
+    let files = prepared.files.clone();
+    let mut out = Vec::new();
+    for t in targets(&prepared.reader(), &files, report) {
+        let input = &files[t.input];
+        let mine = |f: &Finding| same_resource(f, &input.name, t.document, &t.resource);
+        if !report.findings.iter().any(|f| blocking(f) && mine(f)) {
+            continue;
+        }
+        let entry = plan_one(prepared, &files, report, &t);
+        let Some(best) = entry.alternatives.first() else {
+            continue;
+        };
+        for (i, f) in report.findings.iter().enumerate() {
+            if mine(f) && best.clears.contains(&f.rule) {
+                out.push((i, best.clone()));
+            }
+        }
+    }
+    out
+}
+
 /// Installs the context in this process (the catalog overlays, the subscription's facts)
 /// so that candidates and explanations read what the policies read. `check` may have done
 /// so already (for the quota sums).

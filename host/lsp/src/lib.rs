@@ -62,6 +62,12 @@ pub trait Checker {
         None
     }
 
+    /// The fixes that are text edits, for the findings of `text` (asked on a code action,
+    /// not on every change: finding one may evaluate candidate sizes, as `plan` does).
+    fn fixes(&mut self, _path: &Path, _text: &str) -> Vec<Fix> {
+        Vec::new()
+    }
+
     /// A configuration or context file changed: forget what was loaded from it.
     fn reload(&mut self) {}
 }
@@ -86,15 +92,22 @@ pub struct Finding {
     pub remediation: String,
     /// The page of the rule (`docs/rules/<id>.md`, as SARIF's `helpUri`).
     pub help_uri: Option<String>,
-    /// The fix as a replacement of the file's text, when it is one.
+    /// The fix as a replacement of the file's text, when it is one known at once.
     pub fix: Option<Fix>,
 }
 
-/// A fix that is a text edit: replace the 1-based columns `start..end` of `line` with
-/// `new_text`.
+/// A fix that is a text edit, for the finding of `rule` at `line`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fix {
+    pub rule: String,
+    pub line: u32,
     pub title: String,
+    pub edits: Vec<Edit>,
+}
+
+/// Replace the 1-based columns `start..end` of `line` with `new_text`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Edit {
     pub line: u32,
     pub start: u32,
     pub end: u32,

@@ -5,7 +5,7 @@
 #![allow(clippy::mutable_key_type)]
 
 use crate::text::{columns, line_text, path_of, range_at, uri_of, word_at};
-use crate::{Checked, Checker, Severity};
+use crate::{Checked, Checker, Fix, Severity};
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
@@ -342,28 +342,48 @@ impl<C: Checker> Server<C> {
         };
         let mut actions = Vec::new();
         let (first, last) = (p.range.start.line + 1, p.range.end.line + 1);
-        for f in doc
+        let here = |line: u32| (first..=last).contains(&line);
+        let edit = |edits: Vec<TextEdit>| WorkspaceEdit {
+            changes: Some(HashMap::from([(uri.clone(), edits)])),
+            ..WorkspaceEdit::default()
+        };
+        let mut fixes: Vec<Fix> = doc
             .checked
             .findings
             .iter()
-            .filter(|f| (first..=last).contains(&f.line))
-        {
-            let edit = |edits: Vec<TextEdit>| WorkspaceEdit {
-                changes: Some(HashMap::from([(uri.clone(), edits)])),
-                ..WorkspaceEdit::default()
-            };
-            if let Some(fix) = &f.fix {
-                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
-                    title: fix.title.clone(),
-                    kind: Some(CodeActionKind::QUICKFIX),
-                    is_preferred: Some(true),
-                    edit: Some(edit(vec![TextEdit {
-                        range: columns(&doc.text, fix.line, fix.start, fix.end),
-                        new_text: fix.new_text.clone(),
-                    }])),
-                    ..CodeAction::default()
-                }));
-            }
+            .filter(|f| here(f.line))
+            .filter_map(|f| f.fix.clone())
+            .collect();
+        if doc.checked.findings.iter().any(|f| here(f.line)) {
+            let (path, text) = (doc.path.clone(), doc.text.clone());
+            fixes.extend(
+                self.checker
+                    .fixes(&path, &text)
+                    .into_iter()
+                    .filter(|f| here(f.line)),
+            );
+        }
+        let Some(doc) = self.docs.get(&uri) else {
+            return Vec::new();
+        };
+        for fix in fixes {
+            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: fix.title.clone(),
+                kind: Some(CodeActionKind::QUICKFIX),
+                is_preferred: Some(true),
+                edit: Some(edit(
+                    fix.edits
+                        .iter()
+                        .map(|e| TextEdit {
+                            range: columns(&doc.text, e.line, e.start, e.end),
+                            new_text: e.new_text.clone(),
+                        })
+                        .collect(),
+                )),
+                ..CodeAction::default()
+            }));
+        }
+        for f in doc.checked.findings.iter().filter(|f| here(f.line)) {
             if let Some(marker) = &doc.checked.comment {
                 // A comment on a line of its own silences the next line (suppress.rs). No
                 // reason is made up: until the author writes one after the rule id, check
