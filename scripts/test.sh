@@ -19,6 +19,17 @@ if ! command -v docker-registry > /dev/null || ! command -v skopeo > /dev/null; 
   fi
 fi
 
+echo "== Neovim (Debian), the real LSP client of the language server's end-to-end test"
+# tests/cli/lsp.rs drives `computeguard lsp` from headless Neovim (docs/editor.md).
+if ! command -v nvim > /dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq neovim > /dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq neovim > /dev/null
+  fi
+fi
+nvim --version | head -1
+
 target=${CARGO_TARGET_DIR:-target}
 # CI's disk is finite (a run once died with ENOSPC in the packaging step): each stage
 # prints what the build holds and what is left.

@@ -486,3 +486,64 @@ fn plans_best_alternative_is_a_code_action_that_clears_the_finding() {
         action["title"]
     );
 }
+
+/// Neovim's built-in client, headless (`tests/cli/lsp/neovim.lua`): the diagnostics equal
+/// `check --format json`, a hover answers, and plan's code action, applied and written by
+/// Neovim, clears the finding. Skipped, saying so, where `nvim` is not installed
+/// (scripts/test.sh installs Debian's `neovim`).
+#[test]
+fn neovim_shows_checks_findings_and_applies_a_code_action() {
+    if std::process::Command::new("nvim")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("skipped: `nvim` is not installed (Debian: apt-get install neovim)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("job.yml");
+    std::fs::copy(root().join("examples/azureml/cuda12-on-k80-job.yml"), &path).expect("copy");
+    let expected = check_json(&path);
+    let out = dir.path().join("nvim.json");
+    let run = std::process::Command::new("nvim")
+        .args(["--headless", "-u", "NONE", "-i", "NONE", "-n", "-c"])
+        .arg(format!(
+            "luafile {}",
+            root().join("tests/cli/lsp/neovim.lua").display()
+        ))
+        .env("CG_BIN", env!("CARGO_BIN_EXE_computeguard"))
+        .env("CG_FILE", &path)
+        .env("CG_OUT", &out)
+        .env("CG_RULE", "sku-retired")
+        .env("CG_ACTION", "Move to ")
+        .env("CG_HOVER", "Standard_NC6")
+        .env(
+            "COMPUTEGUARD_CACHE_DIR",
+            std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cwasm-cache"),
+        )
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run nvim");
+    assert!(
+        run.status.success(),
+        "nvim: {:?}\n{}\n{}",
+        run.status,
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let got: Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("nvim.json")).expect("json");
+    let diagnostics = got["diagnostics"].as_array().expect("diagnostics");
+    assert_eq!(as_findings(diagnostics), expected, "{got:#}");
+    let hover = got["hover"].as_str().unwrap_or_default();
+    assert!(hover.contains("Kepler"), "{hover}");
+    // Neovim applied the edit and wrote the file: check no longer finds the retired size.
+    let (after, _) = check_json(&path);
+    assert!(
+        !after.iter().any(|(r, _)| r == "sku-retired"),
+        "{}: {after:?}",
+        got["action"]
+    );
+}
