@@ -86,4 +86,8 @@ echo "== the playground and the HTML report in headless Chromium (docs/playgroun
 scripts/test-playground.sh
 disk
 
+echo "== the VS Code extension: the .vsix built with @vscode/vsce and its manifest checked (docs/editor.md)"
+scripts/vsix.sh "$target/computeguard.vsix"
+disk
+
 echo "all checks passed"
