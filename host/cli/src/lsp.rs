@@ -3,7 +3,7 @@
 //!
 //! The protocol lives in `computeguard-lsp`; what a diagnostic says is decided here, by
 //! the same steps `check` takes for one path: the nearest `computeguard.yaml` (found upward
-//! from the file's folder, as `check` run there finds it), [`prepare`] (policies, context,
+//! from the file's folder, as `check` run there finds it), `prepare` (policies, context,
 //! var and parameter files, the change-wide facts) and [`scan::Scan::run`], with the
 //! editor's buffer in place of the file's text.
 
