@@ -332,6 +332,22 @@ fn hover_on_a_size_shows_the_catalog() {
     assert!(value.contains("K80"), "{value}");
     assert!(value.contains("Kepler"), "{value}");
     assert!(value.contains("retire"), "{value}");
+    // On the CUDA image: where its CUDA version runs.
+    let (line, col) = text
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| l.find("nvidia/cuda:").map(|c| (i, c + 5)))
+        .expect("an image in the file");
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}}),
+    );
+    let value = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(value.contains("CUDA 12.4.1"), "{value}");
+    assert!(
+        value.contains("not on: ") && value.contains("Kepler (3.7)"),
+        "{value}"
+    );
     client.stop();
 }
 
@@ -546,4 +562,14 @@ fn neovim_shows_checks_findings_and_applies_a_code_action() {
         "{}: {after:?}",
         got["action"]
     );
+}
+
+#[test]
+fn hover_on_a_kaito_preset_shows_what_it_needs() {
+    let value = computeguard::lsp::hover("phi-3-mini-128k-instruct", AS_OF).expect("a preset");
+    assert!(
+        value.contains("KAITO preset phi-3-mini-128k-instruct"),
+        "{value}"
+    );
+    assert!(value.contains("GPU"), "{value}");
 }

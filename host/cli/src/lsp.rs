@@ -225,8 +225,81 @@ impl computeguard_lsp::Checker for Backend {
     }
 }
 
-/// What the catalog knows of the VM size `word`, as Markdown (`catalog show` in short).
+/// What the catalog knows of `word`, as Markdown: a VM size (`catalog show` in short), a
+/// KAITO preset, or a CUDA image (the architectures its CUDA version runs on).
 pub fn hover(word: &str, as_of: &str) -> Option<String> {
+    size_hover(word, as_of)
+        .or_else(|| preset_hover(word))
+        .or_else(|| image_hover(word))
+}
+
+fn preset_hover(word: &str) -> Option<String> {
+    let p = catalog::kaito::preset(word)?;
+    let mut out = format!(
+        "**KAITO preset {}** ({})\n\n",
+        p.name,
+        catalog::kaito::version()
+    );
+    if let Some(m) = &p.model {
+        out.push_str(&format!("- model: {m}\n"));
+    }
+    if p.deprecated {
+        out.push_str("- deprecated (KAITO refuses it)\n");
+    }
+    for (mode, need) in [("inference", &p.inference), ("tuning", &p.tuning)] {
+        let Some(n) = need else { continue };
+        let mut parts = Vec::new();
+        if let Some(g) = n.gpus {
+            parts.push(format!("{g} GPU(s)"));
+        }
+        if let Some(m) = &n.total_gpu_memory {
+            parts.push(format!("{m} of GPU memory in all"));
+        }
+        if let Some(m) = &n.per_gpu_memory {
+            parts.push(format!("{m} per GPU"));
+        }
+        out.push_str(&format!("- {mode}: {}\n", parts.join(", ")));
+    }
+    out.push_str(&format!("\n`computeguard catalog show {}`", p.name));
+    Some(out)
+}
+
+fn image_hover(word: &str) -> Option<String> {
+    let cuda = computeguard_policy_core::cuda::cuda_of_image(word)?;
+    let mut yes: Vec<String> = Vec::new();
+    let mut no: Vec<String> = Vec::new();
+    for (_, f) in catalog::skus() {
+        let (Some(cc), Some(arch)) = (f.compute_capability, f.architecture) else {
+            continue;
+        };
+        let label = format!("{arch} ({cc})");
+        let list = match catalog::cuda_supported(cc, &cuda) {
+            Some(true) => &mut yes,
+            Some(false) => &mut no,
+            None => continue,
+        };
+        if !list.contains(&label) {
+            list.push(label);
+        }
+    }
+    yes.sort();
+    no.sort();
+    Some(format!(
+        "**CUDA {cuda}** (from the image tag)\n\n- runs on: {}\n- not on: {}\n",
+        if yes.is_empty() {
+            "-".into()
+        } else {
+            yes.join(", ")
+        },
+        if no.is_empty() {
+            "-".into()
+        } else {
+            no.join(", ")
+        },
+    ))
+}
+
+fn size_hover(word: &str, as_of: &str) -> Option<String> {
     let f = catalog::sku(word).filter(|_| catalog::sku_well_formed(word))?;
     let mut out = format!("**{}**", f.name);
     if let Some(family) = f.family {
