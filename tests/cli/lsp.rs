@@ -573,3 +573,29 @@ fn hover_on_a_kaito_preset_shows_what_it_needs() {
     );
     assert!(value.contains("GPU"), "{value}");
 }
+
+#[test]
+fn a_broken_context_file_is_one_diagnostic_on_that_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("job.yml");
+    std::fs::copy(root().join("examples/azureml/cuda12-on-k80-job.yml"), &path).expect("copy");
+    std::fs::write(
+        dir.path().join("computeguard.yaml"),
+        "catalog: [overlay.yaml]\n",
+    )
+    .expect("write");
+    let overlay = dir.path().join("overlay.yaml");
+    std::fs::write(&overlay, "skus:\n  - name: Standard_X\n    gpu: [1\n").expect("write");
+    let client = Client::start(json!({}));
+    let _ = client.open(&path);
+    let on_overlay = client.diagnostics(&uri_of(&overlay));
+    assert_eq!(on_overlay.len(), 1, "{on_overlay:#?}");
+    assert!(
+        on_overlay[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("invalid yaml"),
+        "{on_overlay:#?}"
+    );
+    client.stop();
+}

@@ -50,14 +50,11 @@ fn located(message: &str) -> Option<(PathBuf, u32)> {
     None
 }
 
-fn problem(config: Option<&Path>, document: &Path, e: &anyhow::Error) -> Checked {
+/// What stopped `document` from being checked, on the file the error names (the
+/// configuration, a context file), else on `document` itself.
+fn problem(document: &Path, e: &anyhow::Error) -> Checked {
     let message = format!("{e:#}");
-    let (file, line) = located(&message).unwrap_or_else(|| {
-        (
-            config.map_or_else(|| document.to_path_buf(), Path::to_path_buf),
-            0,
-        )
-    });
+    let (file, line) = located(&message).unwrap_or_else(|| (document.to_path_buf(), 0));
     Checked {
         problem: Some(Problem {
             file,
@@ -102,11 +99,11 @@ impl computeguard_lsp::Checker for Backend {
         if let Some(c) = &config
             && let Err(e) = Config::load(c)
         {
-            return problem(config.as_deref(), path, &e.into());
+            return problem(path, &e.into());
         }
         let report = match self.report(path, text, config.as_ref()) {
             Ok((_, r)) => r,
-            Err(e) => return problem(config.as_deref(), path, &e),
+            Err(e) => return problem(path, &e),
         };
         let name = path.display().to_string();
         let mut findings: Vec<Finding> = report
