@@ -599,3 +599,45 @@ fn a_broken_context_file_is_one_diagnostic_on_that_file() {
     );
     client.stop();
 }
+
+#[test]
+fn min_nodes_zero_has_a_fix_that_sets_the_minimum_to_zero() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("cluster.yml");
+    std::fs::copy(
+        root().join("tests/fixtures/azureml/gpu-cluster-idle-nc6.yml"),
+        &path,
+    )
+    .expect("copy");
+    let mut client = Client::start(json!({}));
+    let uri = client.open(&path);
+    let d = client
+        .diagnostics(&uri)
+        .into_iter()
+        .find(|d| d["code"] == "min-nodes-zero")
+        .expect("min-nodes-zero");
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}}),
+    );
+    let action = actions
+        .as_array()
+        .expect("actions")
+        .iter()
+        .find(|a| a["title"] == "Set `min_instances` to 0 (no idle GPU nodes)")
+        .unwrap_or_else(|| panic!("{actions:#}"))
+        .clone();
+    client.stop();
+    let text = std::fs::read_to_string(&path).expect("read");
+    let fixed = apply(
+        &text,
+        action["edit"]["changes"][&uri].as_array().expect("edits"),
+    );
+    assert!(fixed.contains("\nmin_instances: 0\n"), "{fixed}");
+    std::fs::write(&path, fixed).expect("write");
+    let (after, _) = check_json(&path);
+    assert!(
+        !after.iter().any(|(r, _)| r == "min-nodes-zero"),
+        "{after:?}"
+    );
+}

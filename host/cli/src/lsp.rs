@@ -50,6 +50,35 @@ fn located(message: &str) -> Option<(PathBuf, u32)> {
     None
 }
 
+/// The fix of `min-nodes-zero` where the finding's line writes the minimum as a number
+/// (`min_instances: 1`, `min_count = 2`, `"minCount": 1`): that number becomes 0. A
+/// variable or expression there (`var.min_nodes`) gets no fix: the value is elsewhere.
+fn zero_fix(text: &str, line: u32) -> Option<Fix> {
+    let l = text.lines().nth(line.checked_sub(1)? as usize)?;
+    let sep = l.find([':', '='])?;
+    let key = l.get(..sep)?.trim().trim_matches('"');
+    let rest = l.get(sep + 1..)?;
+    let value = rest.trim_start();
+    let digits: String = value.chars().take_while(char::is_ascii_digit).collect();
+    let after = value.get(digits.len()..)?.trim();
+    if digits.is_empty() || digits.chars().all(|c| c == '0') || !(after.is_empty() || after == ",")
+    {
+        return None;
+    }
+    let start = l.get(..l.len() - value.len())?.chars().count() as u32 + 1;
+    Some(Fix {
+        rule: "min-nodes-zero".into(),
+        line,
+        title: format!("Set `{key}` to 0 (no idle GPU nodes)"),
+        edits: vec![Edit {
+            line,
+            start,
+            end: start + digits.len() as u32,
+            new_text: "0".into(),
+        }],
+    })
+}
+
 /// What stopped `document` from being checked, on the file the error names (the
 /// configuration, a context file), else on `document` itself.
 fn problem(document: &Path, e: &anyhow::Error) -> Checked {
@@ -126,7 +155,9 @@ impl computeguard_lsp::Checker for Backend {
                     .iter()
                     .any(|r| r.id == f.rule && r.documented)
                     .then(|| crate::report::sarif::help_uri(&f.rule)),
-                fix: None,
+                fix: (f.rule == "min-nodes-zero")
+                    .then(|| zero_fix(text, f.line))
+                    .flatten(),
             })
             .collect();
         // A file that cannot be read (a YAML error while typing) is an error where it is.
@@ -338,4 +369,28 @@ fn size_hover(word: &str, as_of: &str) -> Option<String> {
         catalog::DATA_DATE
     ));
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::zero_fix;
+
+    #[test]
+    fn zero_fix_replaces_a_written_minimum_only() {
+        let tf = "pool {\n  min_count    = 2\n}\n";
+        let fix = zero_fix(tf, 2).map(|f| f.edits);
+        assert_eq!(
+            fix.as_deref()
+                .map(|e| (e[0].start, e[0].end, e[0].new_text.as_str())),
+            Some((18, 19, "0"))
+        );
+        assert_eq!(
+            zero_fix("  \"minCount\": 3,\n", 1)
+                .map(|f| f.title)
+                .as_deref(),
+            Some("Set `minCount` to 0 (no idle GPU nodes)")
+        );
+        assert!(zero_fix("min_node_count = var.min_nodes\n", 1).is_none());
+        assert!(zero_fix("min_instances: 0\n", 1).is_none());
+    }
 }
