@@ -20,6 +20,10 @@ struct Client {
 
 impl Client {
     fn start(init_options: Value) -> Client {
+        Client::start_with(json!({}), init_options)
+    }
+
+    fn start_with(capabilities: Value, init_options: Value) -> Client {
         let (server, client) = Connection::memory();
         let handle = std::thread::spawn(move || {
             computeguard_lsp::run(
@@ -37,7 +41,7 @@ impl Client {
         let init = c.request(
             "initialize",
             json!({
-                "capabilities": {},
+                "capabilities": capabilities,
                 "initializationOptions": init_options,
             }),
         );
@@ -640,4 +644,28 @@ fn min_nodes_zero_has_a_fix_that_sets_the_minimum_to_zero() {
         !after.iter().any(|(r, _)| r == "min-nodes-zero"),
         "{after:?}"
     );
+}
+
+#[test]
+fn a_client_that_registers_watchers_is_asked_to_watch_the_configuration() {
+    let client = Client::start_with(
+        json!({"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}}),
+        json!({}),
+    );
+    let registration = loop {
+        if let Message::Request(r) = client.recv() {
+            break r;
+        }
+    };
+    assert_eq!(registration.method, "client/registerCapability");
+    let r = &registration.params["registrations"][0];
+    assert_eq!(r["method"], "workspace/didChangeWatchedFiles");
+    let globs: Vec<&str> = r["registerOptions"]["watchers"]
+        .as_array()
+        .expect("watchers")
+        .iter()
+        .filter_map(|w| w["globPattern"].as_str())
+        .collect();
+    assert!(globs.contains(&"**/computeguard.yaml"), "{globs:?}");
+    client.stop();
 }
