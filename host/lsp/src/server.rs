@@ -45,8 +45,9 @@ struct Server<C> {
     /// Documents changed since their last check, with when to check them.
     due: HashMap<Uri, Instant>,
     debounce: Duration,
-    /// The files that got a configuration problem's diagnostic (cleared when it is gone).
-    problems: HashSet<Uri>,
+    /// For each checked document, the files that got a diagnostic of the problem that
+    /// stopped it (its configuration, a context file), cleared when no document has it.
+    problems: HashMap<Uri, HashSet<Uri>>,
     next_id: i32,
 }
 
@@ -78,7 +79,7 @@ pub fn run(connection: Connection, checker: impl Checker) -> anyhow::Result<()> 
         docs: HashMap::new(),
         due: HashMap::new(),
         debounce,
-        problems: HashSet::new(),
+        problems: HashMap::new(),
         next_id: 0,
     };
     let dynamic_watch = params
@@ -207,6 +208,7 @@ impl<C: Checker> Server<C> {
                 let p: lsp_types::DidCloseTextDocumentParams = serde_json::from_value(n.params)?;
                 self.docs.remove(&p.text_document.uri);
                 self.due.remove(&p.text_document.uri);
+                self.problems.remove(&p.text_document.uri);
                 publish(connection, p.text_document.uri, Vec::new(), None)?;
             }
             DidChangeWatchedFiles::METHOD => self.reload(connection)?,
@@ -300,12 +302,16 @@ impl<C: Checker> Server<C> {
         }
         let version = doc.version;
         publish(connection, uri.clone(), diagnostics, version)?;
-        for gone in self.problems.difference(&problem_uris) {
-            if !self.docs.contains_key(gone) {
-                publish(connection, gone.clone(), Vec::new(), None)?;
+        let before = self
+            .problems
+            .insert(uri.clone(), problem_uris)
+            .unwrap_or_default();
+        for gone in before {
+            let still = self.problems.values().any(|p| p.contains(&gone));
+            if !still && !self.docs.contains_key(&gone) {
+                publish(connection, gone, Vec::new(), None)?;
             }
         }
-        self.problems = problem_uris;
         Ok(())
     }
 
