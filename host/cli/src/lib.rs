@@ -1,6 +1,7 @@
 //! The `computeguard` command line: `check` (Kubernetes, Azure ML, ARM, Bicep and
 //! Terraform files and exports of what runs), `inspect`, `rules`, `explain`, `policies`,
-//! `build`, `test`, `new`, `init` and `serve` (the admission webhook).
+//! `build`, `test`, `new`, `init`, `serve` (the admission webhook) and `lsp` (the
+//! language server, [`lsp`]).
 //!
 //! Exit codes (the contract CI relies on): 0 nothing at or above `--fail-on`;
 //! 1 findings at or above it (or failing pack tests); 2 usage error,
