@@ -130,7 +130,9 @@ echo "$out"
 grep -q '^aml-job-cuda12-on-k80.json: error\[cuda-arch-compat\]' <<<"$out" \
   || fail "the package's example did not report cuda-arch-compat"
 cp tests/packages/npm-agree.mjs "$app/"
-mapfile -t cases < <(find "$root/$cases_dir/cases" -type f -name '*.json' | LC_ALL=C sort)
+# The same cases, in the same order, as scripts/test-embedding.sh (which blesses the file).
+mapfile -t cases < <(find "$root/$cases_dir/cases" "$root/tests/fixtures/embed-cases" -type f \
+  -name '*.json' | LC_ALL=C sort)
 (cd "$app" && node npm-agree.mjs "$root/$cases_dir/settings.json" "$as_of" "${cases[@]}") > "$work/npm.jsonl"
 grep -E '^\{"case":"[^"]*\.json",' "$cases_dir/expected.jsonl" > "$work/expected.jsonl"
 if ! cmp -s "$work/expected.jsonl" "$work/npm.jsonl"; then
