@@ -20,7 +20,7 @@ if ! command -v docker-registry > /dev/null || ! command -v skopeo > /dev/null; 
 fi
 
 echo "== Neovim (Debian), the real LSP client of the language server's end-to-end test"
-# tests/cli/lsp.rs drives `computeguard lsp` from headless Neovim (docs/editor.md).
+# tests/cli/lsp.rs drives `computeguard lsp` from headless Neovim (docs/editors.md).
 if ! command -v nvim > /dev/null; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && apt-get install -y -qq neovim > /dev/null
@@ -86,7 +86,7 @@ echo "== the playground and the HTML report in headless Chromium (docs/playgroun
 scripts/test-playground.sh
 disk
 
-echo "== the VS Code extension: the .vsix built with @vscode/vsce and its manifest checked (docs/editor.md)"
+echo "== the VS Code extension: the .vsix built with @vscode/vsce and its manifest checked (docs/editors.md)"
 scripts/vsix.sh "$target/computeguard.vsix"
 disk
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the VS Code extension (editors/vscode) into a .vsix with @vscode/vsce and checks
 # the manifest inside it: the extension's name, its VS Code engine, what activates it and
-# the settings it contributes (docs/editor.md). Needs Node.js and npm (Debian: nodejs, npm).
+# the settings it contributes (docs/editors.md). Needs Node.js and npm (Debian: nodejs, npm).
 #
 #   scripts/vsix.sh [OUT]      # default target/computeguard.vsix
 set -euo pipefail

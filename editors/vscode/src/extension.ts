@@ -1,6 +1,6 @@
 // computeguard for VS Code: starts `computeguard lsp` (from PATH, or the setting
 // `computeguard.path`) for the files `computeguard check` reads, and restarts it when a
-// setting changes. Everything it shows comes from the language server (docs/editor.md).
+// setting changes. Everything it shows comes from the language server (docs/editors.md).
 import * as vscode from "vscode";
 import {
   LanguageClient,

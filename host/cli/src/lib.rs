@@ -66,7 +66,7 @@ pub enum Command {
     /// Write a commented starter computeguard.yaml.
     Init(commands::init::InitArgs),
     /// Run the language server (LSP over standard input and output): the findings of
-    /// `check` in the editor while the file is written (docs/editor.md).
+    /// `check` in the editor while the file is written (docs/editors.md).
     Lsp(commands::lsp::LspArgs),
     /// Inspect and extend the VM size catalog: validate, import, show, list, diff.
     Catalog(commands::catalog::CatalogArgs),
