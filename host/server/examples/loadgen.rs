@@ -16,6 +16,11 @@
 //! address (each sends one request when it opens, then nothing, or one request every
 //! `--every` seconds) and, with `--reopen`, reopens any the server closes;
 //! `scripts/held-load.sh` runs it beside a load test.
+//!
+//! `loadgen burst` plays the API server of issue 34 when a Deployment scales from 0 to N
+//! replicas: N clients on one address each open a NEW TLS connection at the same moment
+//! (HTTP/1.1 or HTTP/2 by ALPN), send one AdmissionReview and check the answer;
+//! `scripts/burst.sh` runs it at 300 and 1,000 over both protocols.
 
 use computeguard_server::client::{Connection, tls_config};
 use rustls::pki_types::CertificateDer;
@@ -30,7 +35,7 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn usage() -> ! {
     eprintln!(
-        "usage: loadgen certs DIR\n       loadgen run --addr HOST:PORT --ca FILE [--rate N] [--seconds N] [--connections N] [--path /validate] [--check] [--malformed-permille N] [--body FILE] [--vary name|label]\n       loadgen hold --addr HOST:PORT --ca FILE --connections N [--from IP] [--every SECONDS] [--seconds N] [--reopen]"
+        "usage: loadgen certs DIR\n       loadgen run --addr HOST:PORT --ca FILE [--rate N] [--seconds N] [--connections N] [--path /validate] [--check] [--malformed-permille N] [--body FILE] [--vary name|label]\n       loadgen hold --addr HOST:PORT --ca FILE --connections N [--from IP] [--every SECONDS] [--seconds N] [--reopen]\n       loadgen burst --addr HOST:PORT --ca FILE [--n N] [--proto http1|h2] [--from IP] [--path /validate] [--body FILE]"
     );
     std::process::exit(2)
 }
@@ -71,6 +76,42 @@ fn main() -> Result<(), Error> {
                 .enable_all()
                 .build()?
                 .block_on(hold.run())
+        }
+        Some("burst") => {
+            let mut burst = Burst {
+                addr: "127.0.0.1:8443".parse()?,
+                ca: PathBuf::new(),
+                n: 1000,
+                proto: Proto::Http1,
+                from: "127.0.0.1".parse()?,
+                path: "/validate".into(),
+                body: None,
+            };
+            let mut it = args[1..].iter();
+            while let Some(flag) = it.next() {
+                let value = it.next().unwrap_or_else(|| usage());
+                match flag.as_str() {
+                    "--addr" => burst.addr = value.parse()?,
+                    "--ca" => burst.ca = PathBuf::from(value),
+                    "--n" => burst.n = value.parse()?,
+                    "--proto" => {
+                        burst.proto = match value.as_str() {
+                            "http1" => Proto::Http1,
+                            "h2" => Proto::Http2,
+                            _ => usage(),
+                        }
+                    }
+                    "--from" => burst.from = value.parse()?,
+                    "--path" => burst.path = value.clone(),
+                    "--body" => burst.body = Some(PathBuf::from(value)),
+                    _ => usage(),
+                }
+            }
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()?
+                .block_on(burst.run())
         }
         Some("run") => {
             let mut opts = Opts {
@@ -226,6 +267,274 @@ impl Hold {
             opened.load(Ordering::Relaxed),
             lost.load(Ordering::Relaxed)
         );
+        Ok(())
+    }
+}
+
+/// How a burst client speaks, chosen by ALPN.
+#[derive(Clone, Copy, PartialEq)]
+enum Proto {
+    Http1,
+    Http2,
+}
+
+impl Proto {
+    fn alpn(self) -> &'static [u8] {
+        match self {
+            Proto::Http1 => b"http/1.1",
+            Proto::Http2 => b"h2",
+        }
+    }
+}
+
+/// `loadgen burst`: N new connections from one address at the same moment, one review
+/// each (issue 34).
+struct Burst {
+    addr: SocketAddr,
+    ca: PathBuf,
+    /// Clients, each with a connection of its own.
+    n: usize,
+    proto: Proto,
+    /// The address every client binds (the API server's one address).
+    from: std::net::IpAddr,
+    path: String,
+    /// Send this AdmissionReview (each client with its own uid and name) instead of the
+    /// two GPU Pods of the mix (one allowed, one on a retired size, alternately).
+    body: Option<PathBuf>,
+}
+
+/// What became of one burst client.
+enum Outcome {
+    /// HTTP 200, its own uid echoed, `allowed` as the baseline said.
+    Correct,
+    /// No answer: refused on accept, closed, or a failed handshake or request.
+    NoAnswer(String),
+    /// An answer other than HTTP 200.
+    HttpError(String),
+    /// HTTP 200 with another uid or another verdict than the baseline's.
+    Wrong(String),
+}
+
+impl Burst {
+    /// The review client `i` sends: `body` with the uid `burst-i` and a name of its own
+    /// (`NAME-burst-i`), as the Pods of one ReplicaSet differ.
+    fn review(body: &serde_json::Value, i: usize) -> bytes::Bytes {
+        let mut b = body.clone();
+        b["request"]["uid"] = json!(format!("burst-{i}"));
+        let name = format!(
+            "{}-burst-{i}",
+            b["request"]["object"]["metadata"]["name"]
+                .as_str()
+                .unwrap_or("pod")
+        );
+        b["request"]["object"]["metadata"]["name"] = json!(name);
+        b["request"]["name"] = json!(name);
+        bytes::Bytes::from(b.to_string())
+    }
+
+    /// Opens a new connection from `socket`'s address, speaks `proto` over it and POSTs
+    /// `body` once: the status and body of the answer.
+    async fn one(
+        &self,
+        socket: tokio::net::TcpSocket,
+        tls: Arc<rustls::ClientConfig>,
+        body: bytes::Bytes,
+    ) -> Result<(hyper::StatusCode, bytes::Bytes), String> {
+        use http_body_util::{BodyExt, Full};
+        use hyper_util::rt::{TokioExecutor, TokioIo};
+        let tcp = socket
+            .connect(self.addr)
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        tcp.set_nodelay(true).map_err(|e| e.to_string())?;
+        let name =
+            rustls::pki_types::ServerName::try_from("localhost").map_err(|e| e.to_string())?;
+        let stream = tokio_rustls::TlsConnector::from(tls)
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("handshake: {e}"))?;
+        let chosen = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+        if chosen.as_deref() != Some(self.proto.alpn()) {
+            return Err(format!(
+                "the server chose ALPN {:?}",
+                chosen.map(|p| String::from_utf8_lossy(&p).into_owned())
+            ));
+        }
+        let request = hyper::Request::builder()
+            .method(hyper::Method::POST)
+            .header(hyper::header::CONTENT_TYPE, "application/json");
+        // HTTP/1.1 names the host in a header; HTTP/2 in the URI (`:authority`).
+        let request = match self.proto {
+            Proto::Http1 => request
+                .uri(&self.path)
+                .header(hyper::header::HOST, "localhost"),
+            Proto::Http2 => request.uri(format!("https://localhost{}", self.path)),
+        }
+        .body(Full::new(body))
+        .map_err(|e| e.to_string())?;
+        let io = TokioIo::new(stream);
+        let response = match self.proto {
+            Proto::Http1 => {
+                let (mut sender, conn) = hyper::client::conn::http1::handshake(io)
+                    .await
+                    .map_err(|e| format!("http/1.1: {e}"))?;
+                tokio::spawn(conn);
+                sender.send_request(request).await
+            }
+            Proto::Http2 => {
+                let (mut sender, conn) =
+                    hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
+                        .await
+                        .map_err(|e| format!("h2: {e}"))?;
+                tokio::spawn(conn);
+                sender.send_request(request).await
+            }
+        }
+        .map_err(|e| format!("request: {e}"))?;
+        let status = response.status();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| format!("body: {e}"))?
+            .to_bytes();
+        Ok((status, body))
+    }
+
+    /// Runs the burst and prints what became of it; exits 1 when any client went without
+    /// its correct answer.
+    async fn run(self) -> Result<(), Error> {
+        let ca = CertificateDer::from_pem_file(&self.ca)?;
+        let mut tls = (*tls_config(ca.clone())?).clone();
+        tls.alpn_protocols = vec![self.proto.alpn().to_vec()];
+        let tls = Arc::new(tls);
+        let bodies: Vec<serde_json::Value> = match &self.body {
+            Some(path) => vec![serde_json::from_slice(&std::fs::read(path)?)?],
+            None => {
+                let mix = mix();
+                vec![
+                    serde_json::from_slice(&mix[0])?,
+                    serde_json::from_slice(&mix[2])?,
+                ]
+            }
+        };
+        // The verdict each body gets, asked once over a connection of its own that is
+        // closed before the burst (served, so it spends none of the address's budget).
+        let mut expected = Vec::new();
+        {
+            let mut conn = Connection::open(self.addr, "localhost", tls_config(ca)?).await?;
+            for b in &bodies {
+                let (status, answer) = conn.post(&self.path, Self::review(b, 0)).await?;
+                let (_, allowed, _) = verdict(&answer)
+                    .filter(|_| status.is_success())
+                    .ok_or_else(|| {
+                        format!(
+                            "baseline answer HTTP {status}: {}",
+                            String::from_utf8_lossy(&answer)
+                        )
+                    })?;
+                expected.push(allowed);
+            }
+        }
+        let this = Arc::new(self);
+        let go = Arc::new(tokio::sync::Barrier::new(this.n + 1));
+        let mut clients = Vec::with_capacity(this.n);
+        for i in 0..this.n {
+            let which = i % bodies.len();
+            let (body, allowed) = (Self::review(&bodies[which], i), expected[which]);
+            // Bound before the barrier, so that the burst is connects, not binds.
+            let socket = match this.from {
+                std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+                std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+            };
+            socket.bind(SocketAddr::new(this.from, 0))?;
+            let (this, tls, go) = (this.clone(), tls.clone(), go.clone());
+            clients.push(tokio::spawn(async move {
+                go.wait().await;
+                let began = Instant::now();
+                let outcome = match this.one(socket, tls, body).await {
+                    Err(e) => Outcome::NoAnswer(e),
+                    Ok((status, b)) if status != hyper::StatusCode::OK => Outcome::HttpError(
+                        format!("HTTP {status}: {}", String::from_utf8_lossy(&b)),
+                    ),
+                    Ok((_, b)) => match verdict(&b) {
+                        Some((uid, a, _)) if uid == format!("burst-{i}") && a == allowed => {
+                            Outcome::Correct
+                        }
+                        _ => Outcome::Wrong(String::from_utf8_lossy(&b).into_owned()),
+                    },
+                };
+                (i, outcome, began.elapsed())
+            }));
+        }
+        let began = Instant::now();
+        go.wait().await;
+        let (mut correct, mut no_answer, mut http_error, mut wrong) = (0, 0, 0, 0);
+        let mut errors = Vec::new();
+        let mut took_us = Vec::with_capacity(this.n);
+        for c in clients {
+            let (i, outcome, took) = c.await?;
+            took_us.push(took.as_micros() as u64);
+            let error = match outcome {
+                Outcome::Correct => {
+                    correct += 1;
+                    continue;
+                }
+                Outcome::NoAnswer(e) => {
+                    no_answer += 1;
+                    e
+                }
+                Outcome::HttpError(e) => {
+                    http_error += 1;
+                    e
+                }
+                Outcome::Wrong(e) => {
+                    wrong += 1;
+                    format!("wrong answer: {e}")
+                }
+            };
+            if errors.len() < 5 {
+                errors.push(format!("client {i}: {error}"));
+            }
+        }
+        let wall = began.elapsed();
+        took_us.sort_unstable();
+        let pct = |p: f64| -> f64 {
+            let i = ((p / 100.0) * (took_us.len().max(1) - 1) as f64).round() as usize;
+            took_us.get(i).map_or(0.0, |us| *us as f64 / 1000.0)
+        };
+        let failed = no_answer + http_error + wrong;
+        println!(
+            "burst of {} new {} connections from {} to {}",
+            this.n,
+            match this.proto {
+                Proto::Http1 => "HTTP/1.1",
+                Proto::Http2 => "HTTP/2",
+            },
+            this.from,
+            this.path
+        );
+        println!(
+            "sent {}  answered correctly {correct}  failed {failed} (no answer {no_answer}, HTTP error {http_error}, wrong answer {wrong})",
+            this.n
+        );
+        println!(
+            "wall time {:.1} ms (the barrier to the last answer)",
+            wall.as_secs_f64() * 1000.0
+        );
+        println!(
+            "per client ms (connect to answer): p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1}",
+            pct(50.0),
+            pct(90.0),
+            pct(99.0),
+            pct(100.0)
+        );
+        for e in &errors {
+            println!("error: {e}");
+        }
+        if failed > 0 {
+            std::process::exit(1);
+        }
         Ok(())
     }
 }
