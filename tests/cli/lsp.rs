@@ -507,10 +507,44 @@ fn plans_best_alternative_is_a_code_action_that_clears_the_finding() {
     );
 }
 
-/// Neovim's built-in client, headless (`tests/cli/lsp/neovim.lua`): the diagnostics equal
-/// `check --format json`, a hover answers, and plan's code action, applied and written by
-/// Neovim, clears the finding. Skipped, saying so, where `nvim` is not installed
-/// (scripts/test.sh installs Debian's `neovim`).
+/// Files of the shared corpus of real public manifests (`../shared/corpus`, read-only,
+/// found as tests/cli/corpus.rs finds it), at least one per format, each with findings or
+/// unresolved facts: what Neovim shows on them is compared with `check --format json`.
+const NEOVIM_CORPUS: &[&str] = &[
+    "kaito/workspace-tuning-phi-3-pvc-nc6s-v3.yaml",
+    "kaito-presets/workspaces/ws-phi-3.5-mini-instruct-nc6s-v3.yaml",
+    "kaito/workspace-v1alpha1-llama2-70b-nc96ads-a100.yaml",
+    "bicep-modules/aks-construction/bicep/main.bicep",
+    "aks-bicep-arm/stableazure-aks-gpupool-nc6s-v3-eastus2.bicep",
+    "terraform/aks-gpu-terraform-main-gpu-pool-autoscale.tf",
+    "aml-compute/cluster-basic-ds3v2-cpu.yml",
+    "aml-compute/fl-sandbox-eyeson-gpu-default-nc6.arm.json",
+    "k8s-pods/kyverno-check-nvidia-gpu-pods-bad.yaml",
+];
+
+/// `catalog show SIZE`'s value of `key` (the column between the key and the source).
+fn catalog_fact(size: &str, key: &str) -> String {
+    let out = computeguard()
+        .args(["catalog", "show", size])
+        .output()
+        .expect("run catalog show");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| {
+            let mut cols = l.split("  ").map(str::trim).filter(|c| !c.is_empty());
+            (cols.next() == Some(key)).then(|| cols.next().unwrap_or_default().to_string())
+        })
+        .unwrap_or_else(|| panic!("{key} of {size} in catalog show"))
+}
+
+/// Neovim's built-in client, headless (`tests/cli/lsp/neovim.lua`), one client for all
+/// buffers: on files of the shared corpus (one per format and more) and on a repository
+/// example, what Neovim shows equals `check --format json` on the same file with the same
+/// configuration (same rules, same lines); a hover on a corpus file's VM size says what
+/// `catalog show` says; a broken `computeguard.yaml` beside a corpus manifest is exactly one
+/// diagnostic; and plan's code action, applied and written by Neovim, clears the finding.
+/// Skipped, saying so, where `nvim` is not installed (scripts/test.sh installs Debian's
+/// `neovim`); without the corpus, only the example and a copy of it are opened.
 #[test]
 fn neovim_shows_checks_findings_and_applies_a_code_action() {
     if std::process::Command::new("nvim")
@@ -522,22 +556,68 @@ fn neovim_shows_checks_findings_and_applies_a_code_action() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("job.yml");
-    std::fs::copy(root().join("examples/azureml/cuda12-on-k80-job.yml"), &path).expect("copy");
-    let expected = check_json(&path);
+    let job = dir.path().join("job.yml");
+    std::fs::copy(root().join("examples/azureml/cuda12-on-k80-job.yml"), &job).expect("copy");
+    let corpus = root().join("../shared/corpus");
+    let corpus_files: Vec<std::path::PathBuf> = if corpus.is_dir() {
+        NEOVIM_CORPUS
+            .iter()
+            .map(|f| corpus.join(f).canonicalize().expect(f))
+            .collect()
+    } else {
+        println!(
+            "corpus part skipped: {} not found; the example alone",
+            corpus.display()
+        );
+        Vec::new()
+    };
+    // A broken configuration beside a copy of a corpus manifest (the corpus is read-only).
+    let broken = dir.path().join("broken");
+    std::fs::create_dir(&broken).expect("mkdir");
+    let in_broken = broken.join("cluster.yml");
+    std::fs::copy(
+        corpus_files
+            .iter()
+            .find(|f| f.ends_with("aml-compute/cluster-basic-ds3v2-cpu.yml"))
+            .cloned()
+            .unwrap_or_else(|| job.clone()),
+        &in_broken,
+    )
+    .expect("copy");
+    let config = broken.join("computeguard.yaml");
+    std::fs::write(&config, "asOf: 2026-11-22\nrules:\n  sku-retired: loud\n").expect("write");
+
+    let mut open: Vec<std::path::PathBuf> = corpus_files.clone();
+    open.push(job.clone());
+    let expected: Vec<_> = open.iter().map(|f| check_json(f)).collect();
+    open.push(in_broken.clone());
+    let (hover_file, hover_size) = match corpus_files.first() {
+        Some(f) => (f.clone(), "Standard_NC6s_v3"),
+        None => (job.clone(), "Standard_NC6"),
+    };
     let out = dir.path().join("nvim.json");
+    let spec = dir.path().join("spec.json");
+    std::fs::write(
+        &spec,
+        json!({
+            "bin": env!("CARGO_BIN_EXE_computeguard"),
+            "args": ["--as-of", AS_OF],
+            "open": open,
+            "config": config,
+            "hover": {"file": hover_file, "word": hover_size},
+            "action": {"file": job, "rule": "sku-retired", "title": "Move to "},
+            "out": out,
+        })
+        .to_string(),
+    )
+    .expect("write spec");
     let run = std::process::Command::new("nvim")
         .args(["--headless", "-u", "NONE", "-i", "NONE", "-n", "-c"])
         .arg(format!(
             "luafile {}",
             root().join("tests/cli/lsp/neovim.lua").display()
         ))
-        .env("CG_BIN", env!("CARGO_BIN_EXE_computeguard"))
-        .env("CG_FILE", &path)
-        .env("CG_OUT", &out)
-        .env("CG_RULE", "sku-retired")
-        .env("CG_ACTION", "Move to ")
-        .env("CG_HOVER", "Standard_NC6")
+        .env("CG_SPEC", &spec)
         .env(
             "COMPUTEGUARD_CACHE_DIR",
             std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cwasm-cache"),
@@ -555,12 +635,61 @@ fn neovim_shows_checks_findings_and_applies_a_code_action() {
     );
     let got: Value =
         serde_json::from_str(&std::fs::read_to_string(&out).expect("nvim.json")).expect("json");
-    let diagnostics = got["diagnostics"].as_array().expect("diagnostics");
-    assert_eq!(as_findings(diagnostics), expected, "{got:#}");
+
+    // Every file: what Neovim shows is check's findings and unresolved facts, no more, no
+    // fewer; each file was chosen for having some, so an empty answer is a failure.
+    for (f, want) in open.iter().zip(&expected) {
+        let name = f.display().to_string();
+        let shown = got["files"][&name].as_array().expect(&name);
+        assert!(
+            !want.0.is_empty() || !want.1.is_empty(),
+            "{name}: check finds nothing here any more; pick another corpus file"
+        );
+        assert_eq!(&as_findings(shown), want, "{name}: {shown:#?}");
+    }
+    let rules: BTreeSet<&str> = expected
+        .iter()
+        .flat_map(|e| e.0.iter().map(|(r, _)| r.as_str()))
+        .collect();
+    if !corpus_files.is_empty() {
+        assert!(rules.len() >= 5, "{rules:?}");
+        assert!(expected.iter().any(|e| !e.1.is_empty()), "some unresolved");
+    }
+
+    // Hover on a size in a corpus file: what `catalog show` knows of it.
     let hover = got["hover"].as_str().unwrap_or_default();
-    assert!(hover.contains("Kepler"), "{hover}");
-    // Neovim applied the edit and wrote the file: check no longer finds the retired size.
-    let (after, _) = check_json(&path);
+    for key in ["gpu.model", "gpu.architecture", "retirementDate"] {
+        let fact = catalog_fact(hover_size, key);
+        assert!(hover.contains(&fact), "{key} {fact}: {hover}");
+    }
+    assert!(hover.contains(hover_size), "{hover}");
+
+    // The broken configuration: one diagnostic on it, at the line of the bad value; the
+    // manifest beside it gets no findings, only why it is not checked.
+    let on_config = got["config"].as_array().expect("config diagnostics");
+    assert_eq!(on_config.len(), 1, "{on_config:#?}");
+    assert_eq!(on_config[0]["range"]["start"]["line"], 2, "{on_config:#?}");
+    assert!(
+        on_config[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("expected error, warning, info or off"),
+        "{on_config:#?}"
+    );
+    let beside = got["files"][in_broken.display().to_string()]
+        .as_array()
+        .expect("the manifest beside it");
+    assert!(
+        !beside.is_empty() && beside.iter().all(|d| d["code"].is_null()),
+        "{beside:#?}"
+    );
+    // Without the broken configuration, check finds something there: not a vacuous test.
+    std::fs::remove_file(&config).expect("rm");
+    let (findings, _) = check_json(&in_broken);
+    assert!(!findings.is_empty());
+
+    // Neovim applied plan's edit and wrote the file: check no longer finds the retired size.
+    let (after, _) = check_json(&job);
     assert!(
         !after.iter().any(|(r, _)| r == "sku-retired"),
         "{}: {after:?}",
