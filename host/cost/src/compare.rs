@@ -24,12 +24,25 @@ pub struct Change {
     pub what: &'static str,
 }
 
+/// What the base of a comparison is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BaseKind {
+    /// The same paths priced in a checkout of the base branch (`check --compare-to DIR`).
+    #[default]
+    Checkout,
+    /// The cost a baseline file recorded when it was written (`check --baseline FILE`).
+    Baseline,
+}
+
 /// The change's cost against its base.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Comparison {
-    /// What the base is (a folder, as given).
+    /// What the base is (a folder or a baseline file, as given).
     pub base: String,
+    /// Whether the base is a checkout or a baseline's record.
+    pub base_kind: BaseKind,
     /// The base's totals.
     pub base_total: Totals,
     /// The change's totals.
@@ -102,6 +115,7 @@ impl Comparison {
         let cents = |x: f64| (x * 100.0).round() / 100.0;
         Comparison {
             base: base_name.to_string(),
+            base_kind: BaseKind::Checkout,
             base_total: base.total.clone(),
             total: change.total.clone(),
             floor_delta: cents(change.total.floor_monthly - base.total.floor_monthly),
@@ -112,6 +126,21 @@ impl Comparison {
                 change.currency.clone()
             },
             changes,
+        }
+    }
+
+    /// The same comparison, its base being what the baseline file `base` recorded.
+    #[must_use]
+    pub fn from_baseline(mut self) -> Comparison {
+        self.base_kind = BaseKind::Baseline;
+        self
+    }
+
+    /// What the text and Markdown reports call the base: `../base`, `the baseline b.json`.
+    pub fn base_label(&self) -> String {
+        match self.base_kind {
+            BaseKind::Checkout => self.base.clone(),
+            BaseKind::Baseline => format!("the baseline {}", self.base),
         }
     }
 

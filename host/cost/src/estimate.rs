@@ -10,7 +10,7 @@
 
 use crate::prices::{Os, PriceSheet, Priority};
 use computeguard_policy_core::compute::Resource;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Hours in a month, as Azure's pricing calculator counts them (8,760 / 12).
@@ -44,7 +44,7 @@ pub struct Subject<'a> {
 }
 
 /// A node count and why it is that count.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Count {
     /// Nodes (instances); `None` when the file does not say.
     pub nodes: Option<i64>,
@@ -53,7 +53,7 @@ pub struct Count {
 }
 
 /// What one resource costs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceCost {
     /// The file.
@@ -75,7 +75,7 @@ pub struct ResourceCost {
     /// Price per node-hour, when the pages hold it.
     pub hourly: Option<f64>,
     /// The meter and product of that price, and the file and line it was read from.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meter: Option<Meter>,
     /// Nodes when idle.
     pub floor: Count,
@@ -86,10 +86,10 @@ pub struct ResourceCost {
     /// Monthly cost at full scale (`hourly x ceiling x 730`), when both are known.
     pub ceiling_monthly: Option<f64>,
     /// What could not be priced, one sentence each.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown: Vec<String>,
     /// Assumptions the price rests on (`no OS stated: priced as Linux`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
 
@@ -101,7 +101,7 @@ impl ResourceCost {
 }
 
 /// Where a price comes from.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Meter {
     /// `meterName` (`D2s v3 Spot`).
@@ -109,14 +109,14 @@ pub struct Meter {
     /// `productName`.
     pub product: String,
     /// `effectiveStartDate`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effective: Option<String>,
     /// `file:line` of the price item.
     pub source: String,
 }
 
 /// Sums of known amounts, and how many resources left something out.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
     /// Sum of the known floors.
@@ -150,7 +150,7 @@ impl Totals {
 }
 
 /// Something the estimate could not price, named.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Unknown {
     /// The file.
     pub file: String,
@@ -164,7 +164,7 @@ pub struct Unknown {
 
 /// What a change costs: every priced resource, the sums per change, region and file,
 /// and what could not be priced.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Estimate {
     /// The currency of every amount (`USD`).
@@ -234,6 +234,60 @@ impl Estimate {
                 .add(&c);
             e.by_file.entry(c.file.clone()).or_default().add(&c);
             e.resources.push(c);
+        }
+        e.total.round();
+        e.by_region.values_mut().for_each(Totals::round);
+        e.by_file.values_mut().for_each(Totals::round);
+        e
+    }
+
+    /// The same estimate of only the resources whose file `keep` accepts, its sums
+    /// recomputed (what a baseline recorded for the paths a run checks).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use computeguard_cost::{Estimate, PriceSheet, Subject};
+    /// use computeguard_policy_core::compute::Resource;
+    ///
+    /// let mut sheet = PriceSheet::default();
+    /// sheet.add_page("p.json", r#"{"Items": [{"retailPrice": 0.096, "armRegionName": "eastus",
+    ///   "armSkuName": "Standard_D2s_v3", "meterName": "D2s v3", "productName": "Virtual Machines DSv3 Series",
+    ///   "serviceName": "Virtual Machines", "unitOfMeasure": "1 Hour", "type": "Consumption"}]}"#)?;
+    /// let vm = Resource {
+    ///     kind: "vm".into(), display: "VM a".into(), sku: Some("Standard_D2s_v3".into()),
+    ///     region: Some("eastus".into()), ..Resource::default()
+    /// };
+    /// let at = |file| Subject { file, line: 1, resource: &vm, workspace_region: None, cluster_region: None };
+    /// let e = Estimate::of(&[at("a/vm.json"), at("b/vm.json")], &sheet);
+    /// assert_eq!(e.total.floor_monthly, 140.16);          // 2 x 0.096 x 730
+    /// let a = e.only(|file| file.starts_with("a/"));
+    /// assert_eq!(a.total.floor_monthly, 70.08);
+    /// assert_eq!((a.resources.len(), a.by_file.len()), (1, 1));
+    /// # Ok::<(), computeguard_cost::PriceError>(())
+    /// ```
+    #[must_use]
+    pub fn only(&self, keep: impl Fn(&str) -> bool) -> Estimate {
+        let mut e = Estimate {
+            currency: self.currency.clone(),
+            hours_per_month: self.hours_per_month,
+            sources: self.sources.clone(),
+            unknown: self
+                .unknown
+                .iter()
+                .filter(|u| keep(&u.file))
+                .cloned()
+                .collect(),
+            ..Estimate::default()
+        };
+        for c in self.resources.iter().filter(|c| keep(&c.file)) {
+            e.total.add(c);
+            e.by_region
+                .entry(c.region.clone().unwrap_or_else(|| "unknown".into()))
+                .or_default()
+                .add(c);
+            e.by_file.entry(c.file.clone()).or_default().add(c);
+            e.resources.push(c.clone());
         }
         e.total.round();
         e.by_region.values_mut().for_each(Totals::round);

@@ -58,7 +58,7 @@ mod compare;
 mod estimate;
 mod prices;
 
-pub use compare::{Change, Comparison, signed};
+pub use compare::{BaseKind, Change, Comparison, signed};
 
 pub use estimate::{
     Count, Estimate, HOURS_PER_MONTH, Meter, PRICED_KINDS, ResourceCost, Subject, Totals, Unknown,

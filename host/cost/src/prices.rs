@@ -10,7 +10,7 @@
 //! disks, savings plans) are read and set aside.
 
 use computeguard_decode::decode_json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -24,7 +24,7 @@ const PAGE: &str = "an Azure Retail Prices API page (the body of GET https://pri
 /// The operating system a meter prices: Windows meters are the products whose name ends
 /// in `Windows` (`Virtual Machines DSv3 Series Windows`); the size and meter names are the
 /// same for both.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Os {
     /// Linux (every product without `Windows`).
@@ -45,7 +45,7 @@ impl Os {
 
 /// Which meter of a size: Spot and Low Priority rows are ordinary `Consumption` rows
 /// whose meter (and SKU) name ends in ` Spot` or ` Low Priority`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Priority {
     /// Pay-as-you-go (the meter without a suffix).

@@ -12,6 +12,12 @@
 //!   `rule`, `result` (`fail` for errors, `warn` for warnings and infos), `severity`
 //!   (`high`, `medium`, `info`), the message, the object in `resources`, and where it was
 //!   found in `properties` (`file`, `line`, `path`, `resourceKind`, `resourceName`).
+//! - What the change costs (`azure.prices`, docs/cost.md) is in the cluster report, as
+//!   results of the rules `cost` and `cost-unknown` (properties are string maps, amounts
+//!   plain decimals per month in `currency`): one `cost` result with the totals (and what
+//!   the change adds to its base with `--compare-to` or `--baseline`), one `cost` result per
+//!   priced resource, both `pass` and not `scored`, and one `cost-unknown` result, `skip`,
+//!   per resource whose price or count is not known: its amounts are `unknown`, never 0.
 
 use super::{Finding, RenderOptions, Report, Severity, SkipKind};
 use serde_json::{Map, Value, json};
@@ -109,6 +115,9 @@ pub(super) fn list(report: &Report, opts: &RenderOptions) -> Value {
             "timestamp": timestamp,
         }));
     }
+    if let Some(cost) = &report.cost {
+        cluster.extend(cost_results(cost, report.cost_diff.as_ref(), &timestamp));
+    }
     if !cluster.is_empty() {
         reports.entry(None).or_default().extend(cluster);
     }
@@ -187,4 +196,138 @@ fn finding(f: &Finding, timestamp: &Value) -> Value {
         r["resources"] = json!([o]);
     }
     r
+}
+
+/// An amount per month in properties: a plain decimal (`2681.29`), `unknown` when not known.
+fn amount(x: Option<f64>) -> String {
+    x.map_or_else(|| "unknown".to_string(), |x| format!("{x:.2}"))
+}
+
+/// A difference in properties: `+17194.42`, `-12.50`.
+fn delta(x: f64) -> String {
+    if x < 0.0 {
+        format!("{x:.2}")
+    } else {
+        format!("+{x:.2}")
+    }
+}
+
+/// The results that say what the change costs: the totals, each priced resource, and
+/// each resource whose price or count is not known.
+fn cost_results(
+    cost: &computeguard_cost::Estimate,
+    diff: Option<&computeguard_cost::Comparison>,
+    timestamp: &Value,
+) -> Vec<Value> {
+    let cur = cost.currency.as_str();
+    let result = |rule: &str, result: &str, message: String, properties: Map<String, Value>| {
+        json!({
+            "source": SOURCE,
+            "policy": NAME,
+            "rule": rule,
+            "result": result,
+            "severity": "info",
+            "scored": false,
+            "category": CATEGORY,
+            "message": message,
+            "properties": properties,
+            "timestamp": timestamp,
+        })
+    };
+    let props = |pairs: Vec<(&str, String)>| -> Map<String, Value> {
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::from(v)))
+            .collect()
+    };
+    let t = &cost.total;
+    let mut message = format!(
+        "cost: {}",
+        crate::cost::totals_line(cost).replace(" (listed above)", " (each a cost-unknown result)")
+    );
+    let mut totals = vec![
+        ("currency", cur.to_string()),
+        ("hoursPerMonth", cost.hours_per_month.to_string()),
+        ("idleMonthly", amount(Some(t.floor_monthly))),
+        ("fullScaleMonthly", amount(Some(t.ceiling_monthly))),
+        ("pricedResources", t.resources.to_string()),
+        ("unknownResources", t.unknown.to_string()),
+        ("priceSources", cost.sources.join(", ")),
+    ];
+    if let Some(d) = diff {
+        message.push_str(&format!("; against {}: {}", d.base_label(), d.summary()));
+        if let Some(note) = d.unknown_note() {
+            message.push_str(&format!(" ({note})"));
+        }
+        totals.extend([
+            ("base", d.base.clone()),
+            (
+                "baseKind",
+                match d.base_kind {
+                    computeguard_cost::BaseKind::Checkout => "checkout",
+                    computeguard_cost::BaseKind::Baseline => "baseline",
+                }
+                .to_string(),
+            ),
+            ("baseIdleMonthly", amount(Some(d.base_total.floor_monthly))),
+            (
+                "baseFullScaleMonthly",
+                amount(Some(d.base_total.ceiling_monthly)),
+            ),
+            ("baseUnknownResources", d.base_total.unknown.to_string()),
+            ("idleDelta", delta(d.floor_delta)),
+            ("fullScaleDelta", delta(d.ceiling_delta)),
+        ]);
+    }
+    let mut out = vec![result("cost", "pass", message, props(totals))];
+    for r in &cost.resources {
+        let nodes = |n: Option<i64>| n.map_or_else(|| "unknown".to_string(), |n| n.to_string());
+        let mut p = vec![
+            ("file", r.file.clone()),
+            ("line", r.line.to_string()),
+            ("resourceKind", r.kind.clone()),
+            ("resource", r.resource.clone()),
+            ("sku", r.sku.clone().unwrap_or_else(|| "unknown".into())),
+            (
+                "region",
+                r.region.clone().unwrap_or_else(|| "unknown".into()),
+            ),
+            ("os", r.os.as_str().to_string()),
+            ("priority", r.priority.as_str().to_string()),
+            (
+                "hourly",
+                r.hourly
+                    .map_or_else(|| "unknown".to_string(), |h| h.to_string()),
+            ),
+            ("idleNodes", nodes(r.floor.nodes)),
+            ("fullScaleNodes", nodes(r.ceiling.nodes)),
+            ("idleMonthly", amount(r.floor_monthly)),
+            ("fullScaleMonthly", amount(r.ceiling_monthly)),
+            ("currency", cur.to_string()),
+        ];
+        if let Some(m) = &r.meter {
+            p.push(("meter", m.meter.clone()));
+            p.push(("priceSource", m.source.clone()));
+        }
+        if let (true, Some(floor), Some(ceiling)) =
+            (r.unknown.is_empty(), r.floor_monthly, r.ceiling_monthly)
+        {
+            let message = format!(
+                "{} costs {}/month idle, {}/month at full scale",
+                r.resource,
+                computeguard_cost::money(floor, cur),
+                computeguard_cost::money(ceiling, cur)
+            );
+            out.push(result("cost", "pass", message, props(p)));
+        } else {
+            p.push(("unknown", r.unknown.join("; ")));
+            out.push(result(
+                "cost-unknown",
+                "skip",
+                format!("cost unknown: {}: {}", r.resource, r.unknown.join("; ")),
+                props(p),
+            ));
+        }
+    }
+    out
 }
