@@ -849,3 +849,569 @@ fn junit_skips_each_unknown_price() {
     );
     roxmltree::Document::parse(&xml).expect("well-formed XML");
 }
+
+/// A validator for the `openAPIV3Schema` (v1alpha2) of a PolicyReport CRD kept under
+/// tests/fixtures/schemas (the same files `audit.rs` validates against).
+fn crd(file: &str) -> Result<jsonschema::Validator, Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(fixtures().join("schemas").join(file))?;
+    let docs = computeguard_decode::decode_yaml(&text)?;
+    let crd = &docs.first().ok_or("empty CRD file")?.value;
+    let version = crd["spec"]["versions"]
+        .as_array()
+        .and_then(|v| v.iter().find(|v| v["name"] == "v1alpha2"))
+        .ok_or("no v1alpha2")?;
+    Ok(jsonschema::options()
+        .should_validate_formats(false)
+        .build(&version["schema"]["openAPIV3Schema"])?)
+}
+
+/// `check --format policyreport ARGS`: the results of the rules `cost` and `cost-unknown`
+/// (every item validated against its CRD first), and the cluster report.
+fn policy_report_cost(args: &[&str]) -> Result<(Vec<Value>, Value), Box<dyn std::error::Error>> {
+    let namespaced = crd("kyverno-wgpolicyk8s.io_policyreports.yaml")?;
+    let cluster_crd = crd("kyverno-wgpolicyk8s.io_clusterpolicyreports.yaml")?;
+    // The validator is real: a property that is not a string fails.
+    let bad = serde_json::json!({"results": [{"policy": "p", "properties": {"idleMonthly": 0}}]});
+    assert_eq!(cluster_crd.iter_errors(&bad).count(), 1);
+    let mut all = vec!["check", "--format", "policyreport"];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    assert!(code(&out) < 2, "{}", stderr(&out));
+    let list: Value = serde_json::from_slice(&out.stdout)?;
+    let mut cost = Vec::new();
+    let mut cluster = Value::Null;
+    for item in list["items"].as_array().ok_or("items")? {
+        let validator = match item["kind"].as_str() {
+            Some("PolicyReport") => &namespaced,
+            Some("ClusterPolicyReport") => {
+                cluster = item.clone();
+                &cluster_crd
+            }
+            other => return Err(format!("unexpected kind {other:?}").into()),
+        };
+        let errors: Vec<String> = validator
+            .iter_errors(item)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert_eq!(errors, Vec::<String>::new(), "{item:#}");
+        for r in item["results"].as_array().cloned().unwrap_or_default() {
+            if r["rule"] == "cost" || r["rule"] == "cost-unknown" {
+                assert_eq!(item["kind"], "ClusterPolicyReport", "{r:#}");
+                cost.push(r);
+            }
+        }
+    }
+    Ok((cost, cluster))
+}
+
+#[test]
+fn policyreport_carries_the_cost_2_821_45_idle_15_155_38_at_full_scale_and_names_the_unknown_price()
+-> Result<(), Box<dyn std::error::Error>> {
+    let (cost, cluster) = policy_report_cost(&[
+        "--config",
+        CONFIG,
+        "tests/fixtures/cost/aks-tf/main.tf",
+        "tests/fixtures/cost/unpriced.yml",
+    ])?;
+    // The totals: 140.16 + 2,681.29 + 0 idle; 140.16 + 10,725.16 + 4,290.06 at full scale.
+    let totals: Vec<&Value> = cost
+        .iter()
+        .filter(|r| r["properties"]["pricedResources"].is_string())
+        .collect();
+    assert_eq!(totals.len(), 1, "{cost:#?}");
+    let t = &totals[0];
+    assert_eq!(
+        (t["rule"].as_str(), t["result"].as_str()),
+        (Some("cost"), Some("pass"))
+    );
+    assert_eq!(t["scored"], false);
+    let p = &t["properties"];
+    assert_eq!(
+        (
+            p["idleMonthly"].as_str(),
+            p["fullScaleMonthly"].as_str(),
+            p["currency"].as_str(),
+            p["pricedResources"].as_str(),
+            p["unknownResources"].as_str()
+        ),
+        (
+            Some("2821.45"),
+            Some("15155.38"),
+            Some("USD"),
+            Some("4"),
+            Some("1")
+        )
+    );
+    assert!(
+        p["priceSources"]
+            .as_str()
+            .is_some_and(|s| s.contains("handwritten-eastus-gpu-nc-a100-t4.json")),
+        "{p:#}"
+    );
+    assert!(
+        t["message"].as_str().is_some_and(
+            |m| m.starts_with("cost: $2,821.45/month idle, $15,155.38/month at full scale")
+        ),
+        "{t:#}"
+    );
+    // One result per priced resource, with its own amounts.
+    let of = |name: &str| {
+        cost.iter()
+            .find(|r| r["properties"]["resource"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no cost result for {name} in {cost:#?}"))
+    };
+    let gpu = of("azurerm_kubernetes_cluster_node_pool gpu");
+    assert_eq!(gpu["result"], "pass");
+    assert_eq!(
+        (
+            gpu["properties"]["idleMonthly"].as_str(),
+            gpu["properties"]["fullScaleMonthly"].as_str(),
+            gpu["properties"]["hourly"].as_str(),
+            gpu["properties"]["idleNodes"].as_str(),
+            gpu["properties"]["fullScaleNodes"].as_str(),
+            gpu["properties"]["line"].as_str()
+        ),
+        (
+            Some("2681.29"),
+            Some("10725.16"),
+            Some("3.673"),
+            Some("1"),
+            Some("4"),
+            Some("20")
+        )
+    );
+    let spot = of("azurerm_kubernetes_cluster_node_pool spot");
+    assert_eq!(
+        (
+            spot["properties"]["priority"].as_str(),
+            spot["properties"]["idleMonthly"].as_str(),
+            spot["properties"]["fullScaleMonthly"].as_str()
+        ),
+        (Some("spot"), Some("0.00"), Some("4290.06"))
+    );
+    // The size without a price: a `skip`, its amounts `unknown`, never 0.
+    let h100 = of("Azure ML compute cluster h100-warm");
+    assert_eq!(
+        (h100["rule"].as_str(), h100["result"].as_str()),
+        (Some("cost-unknown"), Some("skip"))
+    );
+    assert_eq!(
+        h100["message"],
+        "cost unknown: Azure ML compute cluster h100-warm: no price for Standard_NC48ads_A100_v4 in eastus (linux regular): the price files list no Standard_NC48ads_A100_v4 in any region"
+    );
+    for key in ["hourly", "idleMonthly", "fullScaleMonthly"] {
+        assert_eq!(h100["properties"][key], "unknown", "{key}: {h100:#}");
+    }
+    assert_eq!(
+        cost.len(),
+        5,
+        "the totals, 3 priced pools, 1 unknown: {cost:#?}"
+    );
+    // The report's summary counts them: 4 `pass` (totals and pools), the unknown among `skip`.
+    let results = cluster["results"].as_array().ok_or("results")?;
+    let count = |r: &str| results.iter().filter(|x| x["result"] == r).count();
+    assert_eq!(cluster["summary"]["pass"], 4);
+    assert_eq!(cluster["summary"]["skip"], count("skip"));
+
+    // Without prices, no cost result.
+    let (none, _) = policy_report_cost(&[
+        "--as-of",
+        "2026-11-22",
+        "tests/fixtures/cost/aks-tf/main.tf",
+    ])?;
+    assert_eq!(none, Vec::<Value>::new());
+    Ok(())
+}
+
+#[test]
+fn policyreport_carries_what_the_change_adds_to_its_base_17_194_42_idle_25_238_44_at_full_scale()
+-> Result<(), Box<dyn std::error::Error>> {
+    // The base and the change of compare_to_a_base_17_194_42_more_idle_25_238_44_more_at_full_scale.
+    let base = base_checkout()?;
+    let dir = base.path().to_str().ok_or("path")?;
+    let (cost, _) = policy_report_cost(&[
+        "--config",
+        CONFIG,
+        "--compare-to",
+        dir,
+        "tests/fixtures/cost",
+    ])?;
+    let t = cost
+        .iter()
+        .find(|r| r["properties"]["pricedResources"].is_string())
+        .ok_or("no totals")?;
+    let p = &t["properties"];
+    assert_eq!(
+        (
+            p["base"].as_str(),
+            p["baseKind"].as_str(),
+            p["baseIdleMonthly"].as_str(),
+            p["baseFullScaleMonthly"].as_str(),
+            p["idleDelta"].as_str(),
+            p["fullScaleDelta"].as_str()
+        ),
+        (
+            Some(dir),
+            Some("checkout"),
+            Some("181.37"),
+            Some("9834.01"),
+            Some("+17194.42"),
+            Some("+25238.44")
+        )
+    );
+    assert!(
+        t["message"].as_str().is_some_and(|m| m.contains(&format!(
+            "; against {dir}: +$17,194.42/month idle, +$25,238.44/month at full scale"
+        ))),
+        "{t:#}"
+    );
+    Ok(())
+}
+
+/// The cost of `check --baseline` (docs/cost.md): a baseline written with `azure.prices`
+/// records what the files cost, and a later run says what it adds to that. Amounts:
+///
+/// | resource | price/h | base | change |
+/// |---|---|---|---|
+/// | system pool, D2s v3, 2 nodes | 0.096 | 140.16 / 140.16 | the same |
+/// | GPU pool, A100 | 3.673 | 0-2: 0 / 5,362.58 | 1-8: 2,681.29 / 21,450.32 |
+/// | Spot pool, A100 Spot, 0-8 | 0.7346 | 0 / 4,290.06 | the same |
+/// | scale set, D2s v3 Spot, 3 (`other/vmss.json`) | 0.018816 | 41.21 / 41.21 | the same |
+///
+/// The pools' file: 140.16 / 9,792.80 in the base, 2,821.45 / 25,880.54 in the change:
+/// +2,681.29 idle, +16,087.74 at full scale.
+fn baseline_repo() -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    std::fs::create_dir_all(dir.path().join("infra"))?;
+    std::fs::create_dir_all(dir.path().join("other"))?;
+    let tf = std::fs::read_to_string(fixtures().join("cost/aks-tf/main.tf"))?
+        .replace("min_count             = 1", "min_count             = 0")
+        .replace("max_count             = 4", "max_count             = 2");
+    std::fs::write(dir.path().join("infra/main.tf"), tf)?;
+    std::fs::copy(
+        fixtures().join("cost/vmss.json"),
+        dir.path().join("other/vmss.json"),
+    )?;
+    Ok(dir)
+}
+
+fn config_path() -> String {
+    root().join(CONFIG).display().to_string()
+}
+
+#[test]
+fn write_baseline_records_the_cost_181_37_idle_9_834_01_at_full_scale_with_its_price_sources()
+-> Result<(), Box<dyn std::error::Error>> {
+    let repo = baseline_repo()?;
+    std::fs::copy(
+        fixtures().join("cost/unpriced.yml"),
+        repo.path().join("other/unpriced.yml"),
+    )?;
+    let config = config_path();
+    let out = run_in(
+        repo.path(),
+        &[
+            "check",
+            "--config",
+            &config,
+            "--write-baseline",
+            "b.json",
+            ".",
+        ],
+    )?;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("computeguard: and what the files cost: $181.37/month idle, $9,834.01/month at full scale (5 priced resources, USD retail prices, 730 h/month); not in the sums: 1 resource with an unknown price or count\n"),
+        "{}",
+        stderr(&out)
+    );
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path().join("b.json"))?)?;
+    assert_eq!(
+        written["version"], 1,
+        "the format stays 1: `cost` is optional"
+    );
+    let cost = &written["cost"];
+    // 140.16 + 0 + 0 + 41.21 idle; 140.16 + 5,362.58 + 4,290.06 + 41.21 at full scale.
+    assert_eq!(cost["total"]["floorMonthly"], 181.37);
+    assert_eq!(cost["total"]["ceilingMonthly"], 9834.01);
+    assert_eq!(cost["total"]["unknown"], 1);
+    let sources = cost["sources"].as_array().ok_or("sources")?;
+    assert_eq!(sources.len(), 2);
+    assert!(sources.iter().any(|s| {
+        s.as_str()
+            .is_some_and(|s| s.ends_with("prices/handwritten-eastus-gpu-nc-a100-t4.json"))
+    }));
+    let resources = cost["resources"].as_array().ok_or("resources")?;
+    let one = |name: &str| {
+        resources
+            .iter()
+            .find(|r| r["resource"] == name)
+            .unwrap_or_else(|| panic!("{name} in {cost:#}"))
+    };
+    let gpu = one("azurerm_kubernetes_cluster_node_pool gpu");
+    // Files named as findings are: relative, without `./`.
+    assert_eq!(gpu["file"], "infra/main.tf");
+    assert_eq!(
+        (gpu["floorMonthly"].as_f64(), gpu["ceilingMonthly"].as_f64()),
+        (Some(0.0), Some(5362.58))
+    );
+    assert!(
+        gpu["meter"]["source"]
+            .as_str()
+            .is_some_and(|s| s.ends_with("prices/handwritten-eastus-gpu-nc-a100-t4.json:6")),
+        "{gpu:#}"
+    );
+    let vmss = one("VM scale set batch-spot");
+    assert_eq!(
+        (
+            vmss["floorMonthly"].as_f64(),
+            vmss["ceilingMonthly"].as_f64()
+        ),
+        (Some(41.21), Some(41.21))
+    );
+    // The size without a price is recorded as unknown: null, never 0.
+    let h100 = one("Azure ML compute cluster h100-warm");
+    assert_eq!(
+        (h100["floorMonthly"].clone(), h100["ceilingMonthly"].clone()),
+        (Value::Null, Value::Null)
+    );
+    assert_eq!(h100["hourly"], Value::Null);
+    assert!(
+        cost["unknown"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("no price for Standard_NC48ads_A100_v4"))
+    );
+    Ok(())
+}
+
+#[test]
+fn baseline_cost_diff_of_a_pool_2_681_29_more_idle_16_087_74_more_at_full_scale_for_the_paths_checked()
+-> Result<(), Box<dyn std::error::Error>> {
+    let repo = baseline_repo()?;
+    let config = config_path();
+    let out = run_in(
+        repo.path(),
+        &[
+            "check",
+            "--config",
+            &config,
+            "--write-baseline",
+            "b.json",
+            ".",
+        ],
+    )?;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The change: the GPU pool scales from 1 to 8 instead of 0 to 2.
+    let main = repo.path().join("infra/main.tf");
+    let tf = std::fs::read_to_string(&main)?.replace(
+        "min_count             = 0\n  max_count             = 2",
+        "min_count             = 1\n  max_count             = 8",
+    );
+    std::fs::write(&main, tf)?;
+
+    // JSON: only the file checked (as a pre-commit hook names it) is compared; the scale
+    // set of `other/` is not in this run, and not gone.
+    let (_, report) = check_json_in(
+        repo.path(),
+        &[
+            "--config",
+            &config,
+            "--baseline",
+            "b.json",
+            "./infra/main.tf",
+        ],
+    )?;
+    let diff = &report["costDiff"];
+    assert_eq!(diff["base"], "b.json");
+    assert_eq!(diff["baseKind"], "baseline");
+    assert_eq!(diff["baseTotal"]["floorMonthly"], 140.16);
+    assert_eq!(diff["baseTotal"]["ceilingMonthly"], 9792.8);
+    assert_eq!(diff["total"]["floorMonthly"], 2821.45);
+    assert_eq!(diff["total"]["ceilingMonthly"], 25880.54);
+    assert_eq!(diff["floorDelta"], 2681.29);
+    assert_eq!(diff["ceilingDelta"], 16087.74);
+    let changes = diff["changes"].as_array().ok_or("changes")?;
+    assert_eq!(changes.len(), 1, "{diff:#}");
+    assert_eq!(
+        (
+            changes[0]["what"].as_str(),
+            changes[0]["file"].as_str(),
+            changes[0]["resource"].as_str(),
+            changes[0]["baseFloor"].as_f64(),
+            changes[0]["floor"].as_f64(),
+            changes[0]["baseCeiling"].as_f64(),
+            changes[0]["ceiling"].as_f64()
+        ),
+        (
+            Some("changed"),
+            Some("infra/main.tf"),
+            Some("azurerm_kubernetes_cluster_node_pool gpu"),
+            Some(0.0),
+            Some(2681.29),
+            Some(5362.58),
+            Some(21450.32)
+        )
+    );
+
+    // Text, the whole repository: the scale set is unchanged, so the same difference.
+    let out = run_in(
+        repo.path(),
+        &[
+            "check",
+            "--as-of",
+            "2026-11-22",
+            "--config",
+            &config,
+            "--baseline",
+            "b.json",
+            ".",
+        ],
+    )?;
+    assert!(
+        stdout(&out).contains("computeguard: cost against the baseline b.json: +$2,681.29/month idle, +$16,087.74/month at full scale\n"),
+        "{}",
+        stdout(&out)
+    );
+
+    // Markdown, once the scale set's file is deleted: it is removed, -41.21 on each side.
+    std::fs::remove_file(repo.path().join("other/vmss.json"))?;
+    let out = run_in(
+        repo.path(),
+        &[
+            "check",
+            "--as-of",
+            "2026-11-22",
+            "--config",
+            &config,
+            "--format",
+            "markdown",
+            "--baseline",
+            "b.json",
+            ".",
+        ],
+    )?;
+    let md = stdout(&out);
+    for expected in [
+        "**+$2,640.08/month idle, +$16,046.53/month at full scale** against the baseline `b.json`\n",
+        "| baseline | $181.37/month | $9,834.01/month |\n| this change | $2,821.45/month | $25,880.54/month |\n| difference | +$2,640.08/month | +$16,046.53/month |\n",
+        "| changed | azurerm_kubernetes_cluster_node_pool gpu | `infra/main.tf` | $0.00 → $2,681.29 | $5,362.58 → $21,450.32 |\n",
+        "| removed | VM scale set batch-spot | `other/vmss.json` | $41.21 → - | $41.21 → - |\n",
+    ] {
+        assert!(md.contains(expected), "missing {expected:?} in\n{md}");
+    }
+
+    // PolicyReport: the totals result says the same.
+    let out = run_in(
+        repo.path(),
+        &[
+            "check",
+            "--config",
+            &config,
+            "--format",
+            "policyreport",
+            "--baseline",
+            "b.json",
+            ".",
+        ],
+    )?;
+    let list: Value = serde_json::from_slice(&out.stdout)?;
+    let totals = list["items"]
+        .as_array()
+        .ok_or("items")?
+        .iter()
+        .flat_map(|i| i["results"].as_array().cloned().unwrap_or_default())
+        .find(|r| r["rule"] == "cost" && r["properties"]["pricedResources"].is_string())
+        .ok_or("no totals")?;
+    assert_eq!(
+        (
+            totals["properties"]["baseKind"].as_str(),
+            totals["properties"]["idleDelta"].as_str(),
+            totals["properties"]["fullScaleDelta"].as_str()
+        ),
+        (Some("baseline"), Some("+2640.08"), Some("+16046.53"))
+    );
+    Ok(())
+}
+
+#[test]
+fn a_baseline_without_a_cost_says_so_and_still_baselines_findings()
+-> Result<(), Box<dyn std::error::Error>> {
+    let repo = baseline_repo()?;
+    let config = config_path();
+    // Written without prices: no `cost` in the file.
+    let out = run_in(
+        repo.path(),
+        &[
+            "check",
+            "--as-of",
+            "2026-11-22",
+            "--write-baseline",
+            "b.json",
+            ".",
+        ],
+    )?;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path().join("b.json"))?)?;
+    assert!(written.get("cost").is_none(), "{written:#}");
+    let baselined = written["findings"].as_array().map_or(0, Vec::len);
+    assert!(baselined > 0);
+    // Read with prices: the findings are baselined, the cost is printed, no diff is made up.
+    let out = run_in(
+        repo.path(),
+        &[
+            "check",
+            "--as-of",
+            "2026-11-22",
+            "--format",
+            "json",
+            "--config",
+            &config,
+            "--baseline",
+            "b.json",
+            ".",
+        ],
+    )?;
+    let report: Value = serde_json::from_slice(&out.stdout)?;
+    assert_eq!(report["summary"]["baselined"], baselined);
+    assert_eq!(report["cost"]["total"]["floorMonthly"], 181.37);
+    assert!(report.get("costDiff").is_none(), "{report:#}");
+    assert!(
+        stderr(&out).contains("warning: the baseline b.json records no cost (it was written without `azure.prices`): no cost diff"),
+        "{}",
+        stderr(&out)
+    );
+    // A baseline with a cost, read without prices: said too.
+    let out = run_in(
+        repo.path(),
+        &[
+            "check",
+            "--config",
+            &config,
+            "--write-baseline",
+            "priced.json",
+            ".",
+        ],
+    )?;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = run_in(
+        repo.path(),
+        &[
+            "check",
+            "--as-of",
+            "2026-11-22",
+            "--baseline",
+            "priced.json",
+            ".",
+        ],
+    )?;
+    assert!(
+        stderr(&out).contains("warning: the baseline priced.json records what the files cost, but the configuration names no `azure.prices`: no cost diff"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stdout(&out).contains("cost against"), "{}", stdout(&out));
+    Ok(())
+}

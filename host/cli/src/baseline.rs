@@ -8,10 +8,15 @@
 //! changing the offending line itself (or renaming the resource or the file) does.
 //! Identical fingerprints are counted: two identical findings in the baseline
 //! absorb at most two findings. The file format is documented in `docs/ci.md`.
+//!
+//! With `azure.prices`, the baseline also records what the checked files cost (the `cost` of
+//! `check --format json`, file paths normalised as for findings), and `check --baseline
+//! FILE` reports what the change adds to it (docs/cost.md).
 
 use crate::report::fingerprint::{fingerprint, normalize_path};
 use crate::report::{Finding, Report, ResourceRef, SuppressionKind};
 use anyhow::{Context as _, Result};
+use computeguard_cost::{Comparison, Estimate};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -38,6 +43,10 @@ pub struct Baseline {
     pub version: u32,
     pub generated_by: String,
     pub findings: Vec<Entry>,
+    /// What the checked files cost when the baseline was written (`azure.prices` named);
+    /// absent otherwise, and in baselines written before costs were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Estimate>,
 }
 
 impl Baseline {
@@ -81,7 +90,73 @@ impl Baseline {
             version: VERSION,
             generated_by: format!("computeguard {}", env!("CARGO_PKG_VERSION")),
             findings: entries,
+            cost: None,
         }
+    }
+
+    /// The same baseline, recording `cost` too (its file paths normalised as findings').
+    #[must_use]
+    pub fn with_cost(mut self, cost: Option<&Estimate>) -> Baseline {
+        self.cost = cost.map(normalized);
+        self
+    }
+
+    /// What `change` adds to the cost this baseline (read from `file`) recorded for the
+    /// files under `paths` (the paths the run checks: a pre-commit hook names only the
+    /// files it changes, and the others are not gone), or why it cannot be said (a
+    /// sentence for standard error).
+    ///
+    /// # Errors
+    ///
+    /// The baseline records no cost, or one in another currency.
+    pub fn cost_diff(
+        &self,
+        change: &Estimate,
+        file: &str,
+        paths: &[std::path::PathBuf],
+    ) -> Result<Comparison, String> {
+        let Some(base) = &self.cost else {
+            return Err(format!(
+                "the baseline {file} records no cost (it was written without `azure.prices`): no cost diff; write it again with `--write-baseline` to record what the files cost"
+            ));
+        };
+        if !base.currency.eq_ignore_ascii_case(&change.currency) {
+            return Err(format!(
+                "the baseline {file} records its cost in {}, the price files now read are in {}: no cost diff; write the baseline again with `--write-baseline`",
+                base.currency, change.currency
+            ));
+        }
+        let scope: Vec<String> = paths
+            .iter()
+            .filter(|p| p.as_os_str() != "-")
+            .map(|p| {
+                normalize_path(&p.display().to_string())
+                    .trim_end_matches('/')
+                    .to_string()
+            })
+            .collect();
+        let checked = |f: &str| {
+            scope.iter().any(|p| {
+                p.is_empty()
+                    || p == "."
+                    || f == p
+                    || f.strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+        };
+        Ok(Comparison::of(file, &base.only(checked), &normalized(change)).from_baseline())
+    }
+
+    /// The price files the recorded cost was read from, when they are not `now` (`None`
+    /// when they are the same, or nothing is recorded).
+    pub fn other_sources(&self, now: &Estimate) -> Option<&[String]> {
+        let base = self.cost.as_ref()?;
+        let norm = |v: &[String]| {
+            let mut v: Vec<String> = v.iter().map(|s| normalize_path(s)).collect();
+            v.sort();
+            v
+        };
+        (norm(&base.sources) != norm(&now.sources)).then_some(base.sources.as_slice())
     }
 
     /// Reads a baseline; errors name the file and line.
@@ -122,6 +197,24 @@ impl Baseline {
         }
         Matcher { left }
     }
+}
+
+/// `e` with every file named as baselines name them (no leading `./`, forward slashes,
+/// relative to the working directory), so that a change checked as `./infra` matches a
+/// baseline written for `infra`.
+fn normalized(e: &Estimate) -> Estimate {
+    let mut e = e.clone();
+    for r in &mut e.resources {
+        r.file = normalize_path(&r.file);
+    }
+    for u in &mut e.unknown {
+        u.file = normalize_path(&u.file);
+    }
+    e.by_file = std::mem::take(&mut e.by_file)
+        .into_iter()
+        .map(|(f, t)| (normalize_path(&f), t))
+        .collect();
+    e
 }
 
 /// Counts of fingerprints not yet matched.

@@ -37,10 +37,12 @@ pub struct CheckArgs {
     /// Also list suppressed findings (inline comments, `ignore:`, baseline), marked as such.
     #[arg(long)]
     pub show_suppressed: bool,
-    /// Report only findings that are not in this baseline file.
+    /// Report only findings that are not in this baseline file; with `azure.prices`, also
+    /// what the change adds to the cost it recorded (docs/cost.md).
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
-    /// Write the current findings to this baseline file (and exit 0 unless a file could not be checked).
+    /// Write the current findings to this baseline file (and exit 0 unless a file could not be
+    /// checked); with `azure.prices`, what the files cost too.
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
     /// Exit 2 when something could not be checked and was skipped (an unrendered template,
@@ -124,12 +126,18 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     let Prepared { config, paths, .. } = &prepared;
     report.summary.config_file = config.path.as_ref().map(|p| p.display().to_string());
     if let Some(path) = &args.write_baseline {
-        // Everything found now is adopted (a `--baseline` given too is superseded).
-        let all = Baseline::of(&report.findings);
+        // Everything found now is adopted (a `--baseline` given too is superseded), and
+        // what the files cost is recorded with it.
+        let all = Baseline::of(&report.findings).with_cost(report.cost.as_ref());
         all.write(path)?;
         all.apply(&mut report, &path.display().to_string());
     } else if let (Some(b), Some(path)) = (&baseline, &args.baseline) {
-        b.apply(&mut report, &path.display().to_string());
+        let file = path.display().to_string();
+        b.apply(&mut report, &file);
+        // `--compare-to` names the base explicitly: it wins over the baseline's record.
+        if report.cost_diff.is_none() {
+            baseline_cost_diff(&mut report, b, &file, paths);
+        }
     }
     if report.summary.resources > 0 {
         report.not_evaluated = not_evaluated(config, &report);
@@ -173,6 +181,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             report.summary.baselined,
             path.display()
         );
+        if let Some(cost) = &report.cost {
+            eprintln!(
+                "computeguard: and what the files cost: {}",
+                crate::cost::totals_line(cost).replace(" (listed above)", "")
+            );
+        }
     }
     if !report.errors.is_empty() {
         // Invalid input or a failing policy: exit 2 after reporting everything else.
@@ -230,6 +244,29 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             Outcome::Clean
         },
     )
+}
+
+/// What the change adds to the cost `baseline` (read from `file`) recorded for `paths`,
+/// into the report; why it cannot be said on standard error (the findings baseline still applies).
+fn baseline_cost_diff(report: &mut Report, baseline: &Baseline, file: &str, paths: &[PathBuf]) {
+    match (&report.cost, &baseline.cost) {
+        (Some(now), _) => match baseline.cost_diff(now, file, paths) {
+            Ok(diff) => {
+                if let Some(then) = baseline.other_sources(now) {
+                    eprintln!(
+                        "warning: the baseline {file} was priced from other price files ({}): the cost diff counts their differences too",
+                        then.join(", ")
+                    );
+                }
+                report.cost_diff = Some(diff);
+            }
+            Err(why) => eprintln!("warning: {why}"),
+        },
+        (None, Some(_)) => eprintln!(
+            "warning: the baseline {file} records what the files cost, but the configuration names no `azure.prices`: no cost diff"
+        ),
+        (None, None) => {}
+    }
 }
 
 /// The scan's warnings on standard error, then the report of the prepared inputs.

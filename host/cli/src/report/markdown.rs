@@ -1,10 +1,10 @@
 //! `--format markdown`: the body of a pull-request comment. The verdict first, then what
-//! the change costs (and what it adds to its base with `--compare-to`), the findings, and
+//! the change costs (and what it adds to its base with `--compare-to` or `--baseline`), the findings, and
 //! the blind spots (what was not checked, not resolved, not evaluated, not priced), so that
 //! a reviewer sees in one comment what was judged and what was not.
 
 use super::{RenderOptions, Report, Severity, clean};
-use computeguard_cost::{Estimate, money, signed};
+use computeguard_cost::{BaseKind, Estimate, money, signed};
 use std::io::Write;
 
 /// Text from files or policies made safe for a Markdown table cell or list item: no
@@ -156,22 +156,25 @@ fn render_cost(report: &Report, cost: &Estimate, out: &mut dyn Write) -> std::io
     writeln!(out, "### Cost")?;
     writeln!(out)?;
     if let Some(diff) = &report.cost_diff {
+        let (base, base_row) = match diff.base_kind {
+            BaseKind::Checkout => (code(&diff.base), "base"),
+            BaseKind::Baseline => (format!("the baseline {}", code(&diff.base)), "baseline"),
+        };
         match diff.unknown_note() {
             Some(note) => writeln!(
                 out,
-                "**{}** against {} ({})",
+                "**{}** against {base} ({})",
                 diff.summary(),
-                code(&diff.base),
                 cell(&note)
             )?,
-            None => writeln!(out, "**{}** against {}", diff.summary(), code(&diff.base))?,
+            None => writeln!(out, "**{}** against {base}", diff.summary())?,
         }
         writeln!(out)?;
         writeln!(out, "| | idle | at full scale |")?;
         writeln!(out, "|---|--:|--:|")?;
         writeln!(
             out,
-            "| base | {}/month | {}/month |",
+            "| {base_row} | {}/month | {}/month |",
             money(diff.base_total.floor_monthly, cur),
             money(diff.base_total.ceiling_monthly, cur)
         )?;

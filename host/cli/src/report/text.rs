@@ -330,7 +330,7 @@ impl Report {
                 out,
                 "{} cost against {}: {}{}",
                 st.paint("1", "computeguard:"),
-                clean(&diff.base),
+                clean(&diff.base_label()),
                 clean(&diff.summary()),
                 diff.unknown_note()
                     .map_or_else(String::new, |n| format!(" ({})", clean(&n)))
