@@ -525,6 +525,149 @@ fn show_with_overlays_names_the_file_and_source_of_each_fact() {
     );
 }
 
+/// A size's GPU memory (all its GPUs, and per GPU) is shown with where it comes from, in
+/// text and JSON; an overlay sets it (checked by the schema at its line), `diff` lists the
+/// change, and a size that knows no GPU memory shows it unknown, never 0.
+#[test]
+fn show_gives_gpu_memory_in_all_and_per_gpu_and_an_overlay_sets_it() {
+    let out = run(&["catalog", "show", "Standard_ND96isr_H100_v5"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let row = |text: &str, fact: &str| -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(fact))
+            .unwrap_or_else(|| panic!("no {fact} in\n{text}"));
+        let mut words = line.split_whitespace().map(str::to_string);
+        words.next();
+        words.collect()
+    };
+    // Built in: 8 GPUs, 640 GiB in all (vm-ndh100v5's Accelerator-Memory).
+    assert_eq!(row(&text, "gpu.count"), ["8", "built-in"]);
+    assert_eq!(row(&text, "gpu.memoryGiB"), ["640", "built-in"]);
+    assert_eq!(
+        row(&text, "gpu.memoryPerGpuGiB").join(" "),
+        "80 derived: gpu.memoryGiB / gpu.count"
+    );
+    // A partial GPU: the VM's share of its one GPU.
+    let out = run(&["catalog", "show", "Standard_NV12ads_A10_v5"]);
+    let text = stdout(&out);
+    assert_eq!(row(&text, "gpu.memoryGiB"), ["8", "built-in"]);
+    assert_eq!(
+        row(&text, "gpu.memoryPerGpuGiB").join(" "),
+        "8 derived: a partial GPU, the VM's share of it is gpu.memoryGiB"
+    );
+    // Not known: unknown, in both.
+    let out = run(&[
+        "catalog",
+        "show",
+        "Standard_NC8ads_A10_v4",
+        "--format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let fact = |v: &Value, name: &str| -> Value {
+        v["facts"]
+            .as_array()
+            .expect("facts")
+            .iter()
+            .find(|f| f["fact"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {v:#}"))
+    };
+    for name in ["gpu.memoryGiB", "gpu.memoryPerGpuGiB"] {
+        assert_eq!(fact(&v, name)["value"], Value::Null, "{name}");
+        assert_eq!(fact(&v, name)["from"], "unknown", "{name}");
+    }
+
+    // An overlay gives the size its GPU memory; the one per GPU follows.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let overlay = dir.path().join("a10v4.yaml");
+    std::fs::write(
+        &overlay,
+        "kind: CatalogOverlay\nskus:\n  - name: Standard_NC32ads_A10_v4\n    source: our reading of the size page\n    gpu: {memoryGiB: 48}\n",
+    )
+    .expect("write");
+    let overlay = overlay.to_str().expect("path");
+    let out = run(&[
+        "catalog",
+        "show",
+        "Standard_NC32ads_A10_v4",
+        "--catalog",
+        overlay,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let memory = fact(&v, "gpu.memoryGiB");
+    assert_eq!(memory["value"], 48);
+    assert_eq!(memory["from"], "overlay");
+    assert_eq!(memory["file"], overlay);
+    assert_eq!(memory["source"], "our reading of the size page");
+    assert_eq!(memory["builtInAgrees"], false);
+    let per = fact(&v, "gpu.memoryPerGpuGiB");
+    assert_eq!(
+        (per["value"].clone(), per["from"].clone()),
+        (Value::from(24), Value::from("derived"))
+    );
+    // `catalog list --format json` carries it too, under `gpu`.
+    let out = run(&[
+        "catalog",
+        "list",
+        "--gpu",
+        "--catalog",
+        overlay,
+        "--format",
+        "json",
+    ]);
+    let list: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let row = list
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|r| r["name"] == "Standard_NC32ads_A10_v4")
+        .expect("listed");
+    assert_eq!(row["gpu"]["memoryGiB"], 48, "{row:#}");
+    assert_eq!(
+        row["overridden"]["gpu.memoryGiB"],
+        "our reading of the size page"
+    );
+    let out = run(&["catalog", "diff", overlay]);
+    assert!(
+        stdout(&out).contains("~ Standard_NC32ads_A10_v4: gpu.memoryGiB unknown -> 48\n"),
+        "{}",
+        stdout(&out)
+    );
+
+    // The schema checks it, at its line: a number of GiB, not a quantity; 0 only without GPUs.
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "kind: CatalogOverlay\nskus:\n  - name: Standard_NC24ads_A100_v4\n    source: x\n    gpu:\n      memoryGiB: 80Gi\n  - name: Standard_NC48ads_A100_v4\n    source: x\n    gpu: {count: 2, memoryGiB: 0}\n",
+    )
+    .expect("write");
+    let out = run(&["catalog", "validate", bad.to_str().expect("path")]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!("{}:6: at `/skus/0/gpu/memoryGiB`", bad.display())),
+        "{text}"
+    );
+    std::fs::write(
+        &bad,
+        "kind: CatalogOverlay\nskus:\n  - name: Standard_NC48ads_A100_v4\n    source: x\n    gpu: {count: 2, memoryGiB: 0}\n",
+    )
+    .expect("write");
+    let out = run(&["catalog", "validate", bad.to_str().expect("path")]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("at `/skus/0/gpu/memoryGiB`: GPU memory 0 for a size with GPUs"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // list
 // ---------------------------------------------------------------------------------------

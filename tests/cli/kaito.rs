@@ -332,3 +332,84 @@ fn current_n_series_sizes_are_not_unknown() {
         assert_eq!(code(&out), 0, "{size}: {}", stderr(&out));
     }
 }
+
+/// An overlay that changes the GPU memory of an instance type changes kaito-preset-fits'
+/// answer both ways (KAITO judges by its own SKU table, and so does the rule); a change of
+/// the catalog's `gpu.memoryGiB` alone does not, and `catalog show` says which figure each
+/// reads.
+#[test]
+fn an_overlay_that_changes_an_instance_types_gpu_memory_changes_the_answer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(workspace("ws-phi-4-nc24ads-a100.yaml")).expect("workspace");
+    let a10 = dir.path().join("phi-4-a10.yaml");
+    std::fs::write(
+        &a10,
+        text.replace("Standard_NC24ads_A100_v4", "Standard_NV36ads_A10_v5"),
+    )
+    .expect("write");
+    let a100 = dir.path().join("phi-4-a100.yaml");
+    std::fs::write(&a100, &text).expect("write");
+    let config = |name: &str, overlay: &str| -> PathBuf {
+        let file = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(&file, overlay).expect("overlay");
+        let config = dir.path().join(format!("{name}-computeguard.yaml"));
+        std::fs::write(&config, format!("catalog: [{}]\n", file.display())).expect("config");
+        config
+    };
+    // Built in: 24Gi on the A10 is too little for phi-4 (27.31Gi), 80Gi on the A100 enough.
+    let built_in = preset_findings(&[a10.as_path(), a100.as_path()], None);
+    assert_eq!(built_in.len(), 1, "{built_in:#?}");
+    assert_eq!(built_in[0].0, "phi-4-a10.yaml");
+    assert_eq!(built_in[0].2, "error");
+    // The cluster's KAITO says 32Gi for the A10 and 16Gi for the A100: the answers swap.
+    let changed = config(
+        "memory",
+        "kind: CatalogOverlay\nskus: []\nkaito:\n  version: our cluster's KAITO\n  instanceTypes:\n    - {name: Standard_NV36ads_A10_v5, gpus: 1, gpuMemory: 32Gi, source: a test}\n    - {name: Standard_NC24ads_A100_v4, gpus: 1, gpuMemory: 16Gi, source: a test}\n",
+    );
+    let found = preset_findings(&[a10.as_path(), a100.as_path()], Some(&changed));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let (file, line, severity, message) = &found[0];
+    assert_eq!(
+        (file.as_str(), *line, severity.as_str()),
+        ("phi-4-a100.yaml", 6, "error")
+    );
+    assert!(
+        message.contains("Insufficient total GPU memory: Instance type Standard_NC24ads_A100_v4 has a total of 16Gi, but preset phi-4 requires at least 27.31Gi (KAITO our cluster's KAITO (over kaito-project/kaito@056b828, 2026-08-21))"),
+        "{message}"
+    );
+    // The catalog's GPU memory of the size is Azure's figure, which plan compares; KAITO
+    // does not read it, so neither does the rule.
+    let azure_only = config(
+        "azure",
+        "kind: CatalogOverlay\nskus:\n  - {name: Standard_NV36ads_A10_v5, source: a test, gpu: {memoryGiB: 32}}\n",
+    );
+    let found = preset_findings(&[a10.as_path()], Some(&azure_only));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].3.contains("has a total of 24Gi"), "{found:#?}");
+    let out = run(&[
+        "catalog",
+        "show",
+        "Standard_NV36ads_A10_v5",
+        "--config",
+        azure_only.to_str().expect("path"),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(
+        shown.lines().any(|l| l.starts_with("  gpu.memoryGiB ")
+            && l.contains(" 32 ")
+            && l.ends_with(": a test")),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("KAITO instance type (kaito-project/kaito@056b828, 2026-08-21): 1 GPU(s), 24Gi of GPU memory  built-in: azure_sku_handler.go L22\n  KAITO's figure is not gpu.memoryGiB (32): kaito-preset-fits judges by KAITO's"),
+        "{shown}"
+    );
+    // Built in, the two agree and show says nothing more.
+    let out = run(&["catalog", "show", "Standard_NV36ads_A10_v5"]);
+    assert!(
+        !stdout(&out).contains("KAITO's figure is not"),
+        "{}",
+        stdout(&out)
+    );
+}

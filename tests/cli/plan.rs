@@ -533,3 +533,43 @@ fn allowed_geographies_give_the_regions_to_move_to() {
     assert!(best["region"].is_string(), "{entry:#}");
     every_alternative_passes_check(dir.path(), &plan, None, true);
 }
+
+/// "Enough GPU memory" reads the catalog with the configuration's overlays: an overlay that
+/// gives a size less GPU memory than the current one takes it out of the alternatives, and
+/// what plan suggests instead still passes `check` with that configuration.
+#[test]
+fn an_overlays_gpu_memory_decides_what_is_enough() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        root().join("examples/azureml/gpu-cluster.yml"),
+        dir.path().join("gpu-cluster.yml"),
+    )
+    .expect("copy");
+    let best = |plan: &Value| -> Vec<String> {
+        plan["resources"][0]["alternatives"]
+            .as_array()
+            .expect("alternatives")
+            .iter()
+            .map(|a| a["size"].as_str().expect("size").to_string())
+            .collect()
+    };
+    // Built in: the V100's 16 GiB, and the T4 sizes' 16 GiB are enough.
+    let (_, plan) = plan_json_in(dir.path(), &["gpu-cluster.yml"]);
+    assert_eq!(best(&plan)[0], "Standard_NC4as_T4_v3", "{plan:#}");
+    std::fs::write(
+        dir.path().join("t4.yaml"),
+        "kind: CatalogOverlay\nskus:\n  - {name: Standard_NC4as_T4_v3, source: a test, gpu: {memoryGiB: 8}}\n",
+    )
+    .expect("overlay");
+    let config = dir.path().join("computeguard.yaml");
+    std::fs::write(&config, "catalog: [t4.yaml]\n").expect("config");
+    let (_, plan) = plan_json_in(dir.path(), &["gpu-cluster.yml"]);
+    let sizes = best(&plan);
+    assert!(!sizes.is_empty(), "{plan:#}");
+    assert!(
+        !sizes.contains(&"Standard_NC4as_T4_v3".to_string()),
+        "{sizes:?}"
+    );
+    assert_eq!(sizes[0], "Standard_NC8as_T4_v3", "{plan:#}");
+    every_alternative_passes_check(dir.path(), &plan, Some(&config), true);
+}

@@ -121,6 +121,10 @@ pub struct GpuEntry {
     /// GPUs per VM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<f64>,
+    /// GPU memory of the whole VM in GiB, all its GPUs together (the size tables'
+    /// Accelerator-Memory column).
+    #[serde(default, rename = "memoryGiB", skip_serializing_if = "Option::is_none")]
+    pub memory_gib: Option<f64>,
 }
 
 /// Why a document is not a valid overlay: every problem, each at a JSON pointer.
@@ -187,6 +191,18 @@ fn semantic_problems(doc: &Value) -> Vec<Problem> {
                 message: format!(
                     "`{name}` is already listed at /skus/{first}; list each size once"
                 ),
+            });
+        }
+        // GPU memory 0 says the size has no GPU: only with a GPU count of 0.
+        let gpu = e.get("gpu");
+        if gpu.and_then(|g| g.get("memoryGiB")).and_then(Value::as_f64) == Some(0.0)
+            && gpu.and_then(|g| g.get("count")).and_then(Value::as_f64) != Some(0.0)
+        {
+            problems.push(Problem {
+                pointer: format!("/skus/{i}/gpu/memoryGiB"),
+                message:
+                    "GPU memory 0 for a size with GPUs; leave memoryGiB out when it is not known"
+                        .into(),
             });
         }
         if e.get("status").and_then(Value::as_str) == Some("GA")
@@ -305,6 +321,7 @@ fn apply(f: &mut SkuFacts, e: &SkuEntry) -> Vec<&'static str> {
             f.compute_capability
         );
         fact!("gpu.count", g.count.map(Some), f.gpu_count);
+        fact!("gpu.memoryGiB", g.memory_gib.map(Some), f.gpu_memory_gib);
     }
     fact!("infiniband", e.infiniband, f.infiniband);
     fact!("rdma", e.rdma, f.rdma);
@@ -327,7 +344,10 @@ fn apply(f: &mut SkuFacts, e: &SkuEntry) -> Vec<&'static str> {
         Some(_) => f.category = "cpu",
         None => {}
     }
-    if set.iter().any(|s| s.starts_with("gpu.")) {
+    if set
+        .iter()
+        .any(|s| s.starts_with("gpu.") && *s != "gpu.memoryGiB")
+    {
         f.mig_capable = f.vendor == Some("NVIDIA")
             && ["A100", "H100", "H200"]
                 .iter()
@@ -500,6 +520,43 @@ mod tests {
         assert!(
             rows.windows(2).all(|w| w[0].0 < w[1].0),
             "sorted for binary search"
+        );
+    }
+
+    #[test]
+    fn gpu_memory_is_a_fact_an_overlay_sets_and_zero_needs_no_gpus() {
+        let rows = merge(
+            super::super::SKUS,
+            &[overlay(json!({"kind": "CatalogOverlay", "skus": [
+                {"name": "Standard_NV36ads_A10_v5", "source": "a test", "gpu": {"memoryGiB": 32}},
+                {"name": "Standard_NC999x_Z1_v9", "source": "a test", "gpu": {"memoryGiB": 48.5}}
+            ]}))],
+        );
+        let a10 = find(&rows, "Standard_NV36ads_A10_v5").expect("known");
+        assert_eq!(a10.gpu_memory_gib, Some(32.0));
+        assert_eq!(a10.gpu_count, Some(1.0), "facts not given stay as built in");
+        assert!(a10.overridden.contains(&("gpu.memoryGiB", "a test")));
+        let new = find(&rows, "Standard_NC999x_Z1_v9").expect("added");
+        assert_eq!(new.gpu_memory_gib, Some(48.5));
+        assert_eq!(new.gpu_count, None, "memory says nothing of the count");
+        assert!(!new.mig_capable);
+        let err = parse(&json!({"kind": "CatalogOverlay", "skus": [
+            {"name": "Standard_NC6", "source": "x", "gpu": {"memoryGiB": 0}},
+            {"name": "Standard_D2_v2", "source": "x", "gpu": {"count": 0, "memoryGiB": 0}},
+            {"name": "Standard_NC12", "source": "x", "gpu": {"memoryGiB": "24Gi"}}
+        ]}))
+        .expect_err("invalid");
+        let text = err.to_string();
+        assert!(text.contains("at `/skus/2/gpu/memoryGiB`"), "{text}");
+        assert!(!text.contains("/skus/1/"), "{text}");
+        let err = parse(&json!({"kind": "CatalogOverlay", "skus": [
+            {"name": "Standard_NC6", "source": "x", "gpu": {"memoryGiB": 0}}
+        ]}))
+        .expect_err("invalid");
+        assert!(
+            err.to_string()
+                .contains("at `/skus/0/gpu/memoryGiB`: GPU memory 0 for a size with GPUs"),
+            "{err}"
         );
     }
 

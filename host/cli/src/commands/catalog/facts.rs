@@ -15,6 +15,7 @@ pub const OVERLAY_FACTS: &[&str] = &[
     "gpu.architecture",
     "gpu.computeCapability",
     "gpu.count",
+    "gpu.memoryGiB",
     "infiniband",
     "rdma",
     "isolated",
@@ -33,9 +34,38 @@ pub const BUILTIN_FACTS: &[&str] = &[
     "onlineEndpoint",
 ];
 
-/// Every fact, overlay facts first.
+/// Facts computed from others: GPU memory per GPU (`gpu.memoryGiB / gpu.count`).
+pub const DERIVED_FACTS: &[&str] = &["gpu.memoryPerGpuGiB"];
+
+/// Every fact, overlay facts first (each derived one after what it derives from).
 pub fn all() -> impl Iterator<Item = &'static str> {
-    OVERLAY_FACTS.iter().chain(BUILTIN_FACTS).copied()
+    OVERLAY_FACTS
+        .iter()
+        .flat_map(|f| {
+            let derived: &[&'static str] = if *f == "gpu.memoryGiB" {
+                DERIVED_FACTS
+            } else {
+                &[]
+            };
+            std::iter::once(f).chain(derived)
+        })
+        .chain(BUILTIN_FACTS)
+        .copied()
+}
+
+/// GPU memory per GPU in GiB: the VM's GPU memory over its whole GPUs; for a partial GPU
+/// (a count below 1) the VM's share of its one GPU. `None` when either is unknown or the
+/// count is not a whole number above 1 (nothing says how such memory is split).
+fn memory_per_gpu(f: &SkuFacts) -> Option<f64> {
+    let total = f.gpu_memory_gib?;
+    let count = f.gpu_count?;
+    if count > 0.0 && count < 1.0 {
+        Some(total)
+    } else if count >= 1.0 && count.fract() == 0.0 {
+        Some(total / count)
+    } else {
+        None
+    }
 }
 
 /// The built-in row of `name` (any spelling or alias), ignoring installed overlays.
@@ -91,6 +121,8 @@ pub fn value(f: &SkuFacts, fact: &str) -> Option<Value> {
         "gpu.architecture" => f.architecture.map(Value::from),
         "gpu.computeCapability" => f.compute_capability.map(Value::from),
         "gpu.count" => f.gpu_count.map(number),
+        "gpu.memoryGiB" => f.gpu_memory_gib.map(number),
+        "gpu.memoryPerGpuGiB" => memory_per_gpu(f).map(number),
         "infiniband" => flag(f.infiniband, "infiniband"),
         "rdma" => flag(f.rdma, "rdma"),
         "isolated" => flag(f.isolated, "isolated"),
@@ -98,8 +130,11 @@ pub fn value(f: &SkuFacts, fact: &str) -> Option<Value> {
         "retirementDate" => f.retirement_date.map(Value::from),
         "azureMlSkipReservation" => flag(f.ml_skip_reservation, "azureMlSkipReservation"),
         "category" => text(f.category),
-        "migCapable" => (!new || f.overridden.iter().any(|(k, _)| k.starts_with("gpu.")))
-            .then_some(Value::from(f.mig_capable)),
+        "migCapable" => (!new
+            || f.overridden
+                .iter()
+                .any(|(k, _)| k.starts_with("gpu.") && *k != "gpu.memoryGiB"))
+        .then_some(Value::from(f.mig_capable)),
         "aksSupported" => f.aks_supported.map(Value::from),
         "kaitoSupported" => f.kaito_supported.map(Value::from),
         "requiresApproval" => f.requires_approval.map(Value::from),
@@ -132,6 +167,15 @@ pub enum Origin {
 /// Where the value [`value`] gives for `fact` comes from.
 pub fn origin(f: &SkuFacts, fact: &str) -> Origin {
     let v = value(f, fact);
+    if fact == "gpu.memoryPerGpuGiB" {
+        return match (v, f.gpu_count) {
+            (None, _) => Origin::Unknown,
+            (Some(_), Some(c)) if c < 1.0 => {
+                Origin::Derived("derived: a partial GPU, the VM's share of it is gpu.memoryGiB")
+            }
+            (Some(_), _) => Origin::Derived("derived: gpu.memoryGiB / gpu.count"),
+        };
+    }
     match overridden(f, fact) {
         Some(overlay::NOT_N_SERIES) => Origin::Derived(overlay::NOT_N_SERIES),
         Some(source) => Origin::Overlay(source),

@@ -290,13 +290,26 @@ pub fn run_show(args: ShowArgs) -> anyhow::Result<Outcome> {
             }
             let version = c(&kaito::version());
             match kaito_row {
-                Some(t) => writeln!(
-                    out,
-                    "KAITO instance type ({version}): {} GPU(s), {} of GPU memory  {}",
-                    t.gpus,
-                    c(&t.gpu_memory),
-                    c(&kaito_origin(&t.sources, t.source.as_deref()))
-                )?,
+                Some(t) => {
+                    writeln!(
+                        out,
+                        "KAITO instance type ({version}): {} GPU(s), {} of GPU memory  {}",
+                        t.gpus,
+                        c(&t.gpu_memory),
+                        c(&kaito_origin(&t.sources, t.source.as_deref()))
+                    )?;
+                    // Two figures for one VM: say which rule reads which.
+                    let kaito_gib = kaito::gib(&t.gpu_memory);
+                    if kaito_gib
+                        .is_some_and(|k| f.gpu_memory_gib.is_none_or(|m| (k - m).abs() > 0.005))
+                    {
+                        writeln!(
+                            out,
+                            "  KAITO's figure is not gpu.memoryGiB ({}): kaito-preset-fits judges by KAITO's, as KAITO does; plan's \"enough GPU memory\" by gpu.memoryGiB",
+                            facts::show(facts::value(f, "gpu.memoryGiB").as_ref())
+                        )?;
+                    }
+                }
                 None => writeln!(
                     out,
                     "KAITO instance type ({version}): not in KAITO's SKU table, so kaito-preset-fits cannot judge a Workspace on it"
