@@ -1415,3 +1415,54 @@ fn a_baseline_without_a_cost_says_so_and_still_baselines_findings()
     assert!(!stdout(&out).contains("cost against"), "{}", stdout(&out));
     Ok(())
 }
+
+#[test]
+fn baseline_cost_diff_of_standard_input_scaled_to_zero_2_681_29_less_idle()
+-> Result<(), Box<dyn std::error::Error>> {
+    use std::io::Write as _;
+    // The Azure ML cluster of aml-tf/main.tf: 1-2 A100 nodes at $3.673/h (2,681.29 idle,
+    // 5,362.58 at full scale); piped with its minimum at 0 under its own name: -2,681.29
+    // idle, the same at full scale. Standard input is compared by `--stdin-filename`.
+    let dir = tempfile::tempdir()?;
+    let tf = std::fs::read_to_string(fixtures().join("cost/aml-tf/main.tf"))?;
+    std::fs::write(dir.path().join("main.tf"), &tf)?;
+    let config = config_path();
+    let out = run_in(
+        dir.path(),
+        &[
+            "check",
+            "--config",
+            &config,
+            "--write-baseline",
+            "b.json",
+            "main.tf",
+        ],
+    )?;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let scaled = tf.replace(
+        "min_node_count                       = 1",
+        "min_node_count                       = 0",
+    );
+    assert_ne!(scaled, tf);
+    let mut child = computeguard()
+        .current_dir(dir.path())
+        .args(["check", "--config", &config, "--baseline", "b.json"])
+        .args(["--stdin-filename", "main.tf", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .ok_or("stdin")?
+        .write_all(scaled.as_bytes())?;
+    let out = child.wait_with_output()?;
+    assert!(
+        stdout(&out).contains("computeguard: cost against the baseline b.json: -$2,681.29/month idle, +$0.00/month at full scale\n"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    Ok(())
+}

@@ -136,7 +136,15 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         b.apply(&mut report, &file);
         // `--compare-to` names the base explicitly: it wins over the baseline's record.
         if report.cost_diff.is_none() {
-            baseline_cost_diff(&mut report, b, &file, paths);
+            // Standard input is compared under the name `--stdin-filename` gives it.
+            let scope: Vec<PathBuf> = paths
+                .iter()
+                .filter_map(|p| match (p.as_os_str() == "-", &args.stdin_filename) {
+                    (false, _) => Some(p.clone()),
+                    (true, name) => name.as_ref().map(PathBuf::from),
+                })
+                .collect();
+            baseline_cost_diff(&mut report, b, &file, &scope);
         }
     }
     if report.summary.resources > 0 {
