@@ -775,6 +775,57 @@ fn min_nodes_zero_has_a_fix_that_sets_the_minimum_to_zero() {
     );
 }
 
+/// A `.tfvars` open beside the Terraform file that reads it: when it is saved, the open
+/// `.tf` is checked again with the saved values (what `check` then finds), though its own
+/// text did not change.
+#[test]
+fn saving_a_tfvars_rechecks_the_open_terraform_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let main = dir.path().join("main.tf");
+    std::fs::write(
+        &main,
+        "variable \"gpu_size\" {\n  type = string\n}\n\n\
+         resource \"azurerm_kubernetes_cluster_node_pool\" \"gpu\" {\n\
+         \x20 name                  = \"gpu\"\n\
+         \x20 kubernetes_cluster_id = \"cluster\"\n\
+         \x20 vm_size               = var.gpu_size\n\
+         \x20 node_count            = 1\n}\n",
+    )
+    .expect("write");
+    let vars = dir.path().join("terraform.tfvars");
+    std::fs::write(&vars, "gpu_size = \"Standard_NC6\"\n").expect("write");
+    let client = Client::start(json!({"debounceMs": 20}));
+    let main_uri = client.open(&main);
+    let before = as_findings(&client.diagnostics(&main_uri));
+    assert_eq!(before, check_json(&main));
+    assert!(
+        before.0.iter().any(|(r, _)| r == "sku-retired"),
+        "{before:?}"
+    );
+    let vars_uri = client.open(&vars);
+    let _ = client.diagnostics(&vars_uri);
+    // Edited in the editor, then saved: a current size.
+    let text = "gpu_size = \"Standard_NC4as_T4_v3\"\n";
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": vars_uri, "version": 2}, "contentChanges": [{"text": text}]}),
+    );
+    std::fs::write(&vars, text).expect("write");
+    client.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": vars_uri}}),
+    );
+    let after = as_findings(&client.diagnostics(&main_uri));
+    let expected = check_json(&main);
+    assert_eq!(after, expected);
+    assert_ne!(after, before);
+    assert!(
+        !after.0.iter().any(|(r, _)| r == "sku-retired"),
+        "{after:?}"
+    );
+    client.stop();
+}
+
 #[test]
 fn a_client_that_registers_watchers_is_asked_to_watch_the_configuration() {
     let client = Client::start_with(
@@ -796,5 +847,7 @@ fn a_client_that_registers_watchers_is_asked_to_watch_the_configuration() {
         .filter_map(|w| w["globPattern"].as_str())
         .collect();
     assert!(globs.contains(&"**/computeguard.yaml"), "{globs:?}");
+    assert!(globs.contains(&"**/*.tfvars"), "{globs:?}");
+    assert!(globs.contains(&"**/*.bicepparam"), "{globs:?}");
     client.stop();
 }

@@ -36,7 +36,8 @@
 //!
 //! - [`Checker`]: one file's text in, its findings ([`Checked`]) out; called on open, after
 //!   the debounce on change, and again for every open file after a watched file changed
-//!   ([`Checker::reload`] first).
+//!   ([`Checker::reload`] first) and for the other open files after one is saved (they may
+//!   read it from disk: a `.tfvars`, a parameter file, a module).
 //! - [`run`]: the server loop over a [`lsp_server::Connection`], until `shutdown`/`exit`.
 //!   Full-text sync; a change is checked [`DEFAULT_DEBOUNCE`] after the last keystroke
 //!   (`initializationOptions.debounceMs` sets it).

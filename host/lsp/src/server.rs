@@ -28,9 +28,20 @@ use std::time::{Duration, Instant};
 /// `initializationOptions.debounceMs` says otherwise.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(150);
 
-/// The files whose change reloads the configuration: `computeguard.yaml` and whatever it
-/// names (catalog overlays, `az` outputs, price pages are YAML or JSON).
-const WATCHED: &[&str] = &["**/computeguard.yaml", "**/*.json", "**/*.yaml", "**/*.yml"];
+/// The files whose change reloads and checks every open document again:
+/// `computeguard.yaml` and whatever it names (catalog overlays, `az` outputs, price pages are
+/// YAML or JSON), and the files `check` reads beside a document (`.tfvars`, parameter files,
+/// local Terraform and Bicep modules).
+const WATCHED: &[&str] = &[
+    "**/computeguard.yaml",
+    "**/*.json",
+    "**/*.yaml",
+    "**/*.yml",
+    "**/*.tfvars",
+    "**/*.bicepparam",
+    "**/*.tf",
+    "**/*.bicep",
+];
 
 struct Doc {
     path: PathBuf,
@@ -202,6 +213,13 @@ impl<C: Checker> Server<C> {
                 // watch files.
                 if p.text_document.uri.as_str().ends_with("/computeguard.yaml") {
                     self.reload(connection)?;
+                } else {
+                    // Another open document may read the saved one from disk (a `.tfvars`,
+                    // a parameter file, a module): check the others again, debounced.
+                    let at = Instant::now() + self.debounce;
+                    for uri in self.docs.keys().filter(|u| **u != p.text_document.uri) {
+                        self.due.insert(uri.clone(), at);
+                    }
                 }
             }
             DidCloseTextDocument::METHOD => {
