@@ -573,3 +573,176 @@ fn an_overlays_gpu_memory_decides_what_is_enough() {
     assert_eq!(sizes[0], "Standard_NC8as_T4_v3", "{plan:#}");
     every_alternative_passes_check(dir.path(), &plan, Some(&config), true);
 }
+
+/// Copies the folder `from` into `to`, subfolders too.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("dir").flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            copy_tree(&path, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&path, to.join(e.file_name())).expect("copy");
+        }
+    }
+}
+
+/// Resources that Bicep and Terraform modules deploy: plan lists them where their size is
+/// set (the module's file, the argument of the call, the caller's parameter or variable
+/// default), and every alternative, with its edits made in a copy of the whole tree, is one
+/// `check` passes on that resource, named as `check` names it through the call.
+#[test]
+fn every_suggestion_for_resources_in_modules_passes_check() {
+    for (fixture, places) in [
+        (
+            "plan/bicep-modules",
+            [
+                ("train (module train)", "main.bicep", 3),
+                ("infer (module infer)", "main.bicep", 20),
+                ("fixed (module fixed)", "modules/fixed.bicep", 14),
+            ],
+        ),
+        (
+            "plan/terraform-modules",
+            [
+                (
+                    "module.train.azurerm_kubernetes_cluster_node_pool.pool",
+                    "variables.tf",
+                    3,
+                ),
+                (
+                    "module.infer.azurerm_kubernetes_cluster_node_pool.pool",
+                    "main.tf",
+                    29,
+                ),
+                (
+                    "module.fixed.azurerm_machine_learning_compute_cluster.fixed",
+                    "modules/fixed/main.tf",
+                    6,
+                ),
+            ],
+        ),
+    ] {
+        let dir = fixtures().join(fixture);
+        let (code, plan) = plan_json_in(&dir, &["."]);
+        assert_eq!(code, 0, "{plan:#}");
+        let entries = plan["resources"].as_array().expect("resources");
+        assert_eq!(entries.len(), 3, "{fixture}: {plan:#}");
+        // Before: check reports each resource's retired size, under the same name.
+        let out = run_in(
+            &dir,
+            &["check", "--format", "json", "--as-of", "2026-11-22", "."],
+        )
+        .expect("check");
+        let before: Value = serde_json::from_slice(&out.stdout).expect("json");
+        let mut checked = 0;
+        for (name, file, line) in places {
+            let entry = entries
+                .iter()
+                .find(|e| e["resource"]["name"] == name)
+                .unwrap_or_else(|| panic!("{fixture}: {name} not planned: {plan:#}"));
+            assert_eq!(
+                (
+                    entry["file"]
+                        .as_str()
+                        .expect("file")
+                        .trim_start_matches("./"),
+                    entry["line"].as_u64()
+                ),
+                (file, Some(line)),
+                "{fixture}: where the size of {name} is set: {entry:#}"
+            );
+            assert!(entry["module"]["file"].is_string(), "{entry:#}");
+            assert!(
+                blocking_rules(&before, &entry["resource"]).contains(&"sku-retired".to_string()),
+                "{fixture}: {name}"
+            );
+            let alternatives = entry["alternatives"].as_array().expect("alternatives");
+            assert!(!alternatives.is_empty(), "{entry:#}");
+            for alternative in alternatives {
+                let scratch = tempfile::tempdir().expect("tempdir");
+                copy_tree(&dir, scratch.path());
+                for e in alternative["edits"].as_array().expect("edits") {
+                    let edited = e["file"]
+                        .as_str()
+                        .unwrap_or(entry["file"].as_str().expect("file"));
+                    let target = scratch.path().join(edited);
+                    let text = std::fs::read_to_string(&target).expect("read");
+                    std::fs::write(&target, apply(&text, alternative, edited, edited))
+                        .expect("write");
+                }
+                let out = run_in(
+                    scratch.path(),
+                    &["check", "--format", "json", "--as-of", "2026-11-22", "."],
+                )
+                .expect("check");
+                let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+                let left = blocking_rules(&report, &entry["resource"]);
+                assert!(
+                    left.is_empty(),
+                    "{fixture}: {name} moved to {} still gets {left:?}",
+                    alternative["size"]
+                );
+                // The edit reached the resource: check reads the new size there.
+                assert_eq!(
+                    report["summary"]["resources"], before["summary"]["resources"],
+                    "{report:#}"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 6, "{fixture}: only {checked}");
+    }
+    // The existing module fixtures: a loop's item, a size passed through two calls.
+    let dir = fixtures().join("bicep-modules");
+    let (_, plan) = plan_json_in(&dir, &["loop", "nested/main.bicep", "retired-module"]);
+    let at = |name: &str| -> (String, u64) {
+        let e = plan["resources"]
+            .as_array()
+            .expect("resources")
+            .iter()
+            .find(|e| e["resource"]["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {plan:#}"));
+        assert_eq!(
+            e["alternatives"][0]["size"], "Standard_NC4as_T4_v3",
+            "{e:#}"
+        );
+        (
+            e["file"].as_str().expect("file").to_string(),
+            e["line"].as_u64().expect("line"),
+        )
+    };
+    assert_eq!(at("old (module known[1])"), ("loop/main.bicep".into(), 5));
+    assert_eq!(
+        at("gpu (module cluster/gpuPool)"),
+        ("nested/main.bicep".into(), 1)
+    );
+    assert_eq!(
+        at("gpu-cluster (module gpu)"),
+        ("retired-module/main.bicep".into(), 7)
+    );
+    // The loop over a parameter without a value: the size is unresolved, no alternatives.
+    let open = plan["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .find(|e| e["resource"]["name"] == "[parameters('name')] (module open[*])")
+        .unwrap_or_else(|| panic!("{plan:#}"));
+    assert_eq!(open["status"], "size-unresolved", "{open:#}");
+    // A size given only in a var file reaches the module, but plan cannot edit it there:
+    // said so, naming the module, never an alternative that was not verified.
+    let dir = fixtures().join("terraform/modules");
+    let (code, plan) = plan_json_in(&dir, &["--var-file", "prod.tfvars", "."]);
+    assert_eq!(code, 1, "{plan:#}");
+    let pool = &plan["resources"][0];
+    assert_eq!(
+        pool["resource"]["name"], "module.node_pool.azurerm_kubernetes_cluster_node_pool.node_pool",
+        "{plan:#}"
+    );
+    assert_eq!(pool["status"], "not-editable", "{pool:#}");
+    assert_eq!(pool["alternatives"], serde_json::json!([]));
+    assert_eq!(
+        pool["module"]["file"], "modules/node_pool/main.tf",
+        "{pool:#}"
+    );
+}

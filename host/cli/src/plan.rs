@@ -28,6 +28,11 @@
 //! With `azure.prices` (docs/cost.md), `rank_key` orders the alternatives that make the
 //! same kind of change by their hourly price (an unknown price last), and each alternative
 //! names its price.
+//!
+//! A resource a local Bicep or Terraform module deploys is a target too, read through the
+//! call as `check` reads it (`Expander::module_documents`); its size is edited where it is
+//! set (the module, the call's argument, a caller's default: `edit_module`), in a scratch
+//! copy of the module tree when that is not the input's own file. Size changes only.
 
 use crate::prepare::Prepared;
 use crate::report::{Finding, Report, ResourceRef, Severity};
@@ -48,9 +53,10 @@ pub const MAX_SHOWN: usize = 3;
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
-    /// The file as findings name it.
+    /// The file as findings name it; for a resource a module deploys, the file where its
+    /// size is set (the one plan edits), the module's own file being in `module`.
     pub file: String,
-    /// Line of the size (else of the resource).
+    /// Line of the size (else of the resource); for a module's resource, where it is set.
     pub line: u32,
     /// Index of the document within the file.
     pub document: usize,
@@ -78,6 +84,23 @@ pub struct Entry {
     /// Candidates the catalog gave, and how many of them were evaluated.
     pub candidates: usize,
     pub evaluated: usize,
+    /// For a resource a Bicep or Terraform module deploys: the module's file and the line
+    /// where the resource uses its size (where `check`'s findings are), and the call that
+    /// deploys it. `file` and `line` above are then where the size is set (the module's
+    /// file, or the argument of the call that passes it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub module: Option<ModuleRef>,
+}
+
+/// Where a module's resource is, and what deploys it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModuleRef {
+    /// The module's file, as findings name it.
+    pub file: String,
+    /// Line of the size in it.
+    pub line: u32,
+    /// The call: `module `gpu` at main.bicep:4`, `module.gpu at main.tf:12`.
+    pub via: String,
 }
 
 /// A candidate that was evaluated and does not pass.
@@ -141,7 +164,7 @@ pub struct Alternative {
 #[derive(Clone, Debug, Serialize)]
 pub struct TextEdit {
     /// The file, when it is not the resource's own (a Terraform variable's default in
-    /// `variables.tf` beside it).
+    /// `variables.tf` beside it); always for a resource a module deploys.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// 1-based line of the replaced text.
@@ -179,6 +202,25 @@ struct Target {
     prefix: String,
     resource: Resource,
     line: u32,
+    /// For a resource of a module the input calls: where it is and how findings name it.
+    module: Option<ModuleTarget>,
+}
+
+/// A resource of a module, as `check` reaches it through the calls.
+struct ModuleTarget {
+    /// The module's file as findings name it.
+    name: String,
+    /// How findings name the resource (`gpu-cluster (module gpu)`, `module.gpu.TYPE.NAME`).
+    resource_name: String,
+    /// The call that deploys it.
+    via: String,
+    /// The files the size may be set in, searched in this order: the module's own, then its
+    /// callers from the nearest out, then the other files of their folders (a Terraform
+    /// variable's default, a Bicep parameters file): (path, name as findings show it).
+    search: Vec<(std::path::PathBuf, String)>,
+    /// Every file of the input's module calls (and their folders), copied with an edit
+    /// made outside the input.
+    tree: Vec<(std::path::PathBuf, String)>,
 }
 
 /// A size and region to try.
@@ -233,7 +275,7 @@ pub(crate) fn suggest(prepared: &mut Prepared, report: &mut Report) {
         if !report
             .findings
             .iter()
-            .any(|f| blocking(f) && same_resource(f, &input.name, t.document, &t.resource))
+            .any(|f| blocking(f) && is_of(f, &input.name, t.document, &t))
         {
             continue;
         }
@@ -257,9 +299,11 @@ pub(crate) fn suggest(prepared: &mut Prepared, report: &mut Report) {
         } else {
             format!("move to {target}: {} (computeguard plan)", known.join("; "))
         };
-        for f in report.findings.iter_mut().filter(|f| {
-            same_resource(f, &input.name, t.document, &t.resource) && best.clears.contains(&f.rule)
-        }) {
+        for f in report
+            .findings
+            .iter_mut()
+            .filter(|f| is_of(f, &input.name, t.document, &t) && best.clears.contains(&f.rule))
+        {
             f.remediation = format!("{} Best alternative: {named}.", f.remediation);
         }
     }
@@ -277,7 +321,7 @@ pub(crate) fn best_alternatives(
     let mut out = Vec::new();
     for t in targets(&prepared.reader(), &files, report) {
         let input = &files[t.input];
-        let mine = |f: &Finding| same_resource(f, &input.name, t.document, &t.resource);
+        let mine = |f: &Finding| is_of(f, &input.name, t.document, &t);
         if !report.findings.iter().any(|f| blocking(f) && mine(f)) {
             continue;
         }
@@ -310,8 +354,9 @@ fn install_context(prepared: &Prepared) {
 }
 
 /// The resources plan considers: those with a GPU size, a size unknown to the catalog in a
-/// GPU family, or a size left to deploy time; read as check reads them, top-level files
-/// only (a module's resources are planned through... nothing: listed as `in-module`).
+/// GPU family, or a size left to deploy time; read as check reads them, those of the local
+/// Bicep and Terraform modules a file calls with them (through the call, as check reads
+/// them; a module's file alone is not planned).
 fn targets(reader: &Scan<'_>, files: &[Input], report: &Report) -> Vec<Target> {
     let expander = reader.expander(files);
     let mut out = Vec::new();
@@ -362,8 +407,160 @@ fn targets(reader: &Scan<'_>, files: &[Input], report: &Report) -> Vec<Target> {
                         prefix: prefix.clone(),
                         resource: r,
                         line,
+                        module: None,
                     });
                 }
+            }
+        }
+        let modules = expander.module_documents(input, &text);
+        let tree = module_tree(modules.iter().map(|m| m.chain.as_slice()));
+        for m in &modules {
+            let Some((file, _)) = m.chain.last() else {
+                continue;
+            };
+            let source = source_of(file);
+            let units: Vec<(String, serde_json::Value)> = match read::parts(&m.doc.value) {
+                Some(parts) => parts
+                    .into_iter()
+                    .map(|(p, v)| (p, v.into_owned()))
+                    .collect(),
+                None => vec![(String::new(), m.doc.value.clone())],
+            };
+            for (prefix, value) in units {
+                for r in read::normalize(&value, source) {
+                    if !considered(&r) {
+                        continue;
+                    }
+                    let at = r
+                        .fields
+                        .get("sku")
+                        .map_or_else(|| r.pointer.clone(), Clone::clone);
+                    let line = m
+                        .doc
+                        .positions
+                        .locate(&format!("{prefix}{at}"))
+                        .map_or(0, |s| s.line);
+                    let mut search: Vec<(std::path::PathBuf, String)> =
+                        m.chain.iter().rev().cloned().collect();
+                    for (path, shown) in siblings(&m.chain) {
+                        if !search.iter().any(|(p, _)| same_path(p, &path)) {
+                            search.push((path, shown));
+                        }
+                    }
+                    out.push(Target {
+                        input: i,
+                        document: m.doc.index,
+                        prefix: prefix.clone(),
+                        module: Some(ModuleTarget {
+                            name: m.name.clone(),
+                            resource_name: m.resource_name(&r),
+                            via: m.via.clone(),
+                            search,
+                            tree: tree.clone(),
+                        }),
+                        resource: r,
+                        line,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// How a module's file is read: by its extension, as check reads it.
+fn source_of(file: &std::path::Path) -> computeguard_policy_core::compute::Source {
+    use computeguard_policy_core::compute::Source;
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if name.ends_with(".bicep") {
+        Source::Bicep
+    } else if name.ends_with(".tf") || name.ends_with(".tf.json") {
+        Source::Terraform
+    } else {
+        Source::Unknown
+    }
+}
+
+fn same_path(a: &std::path::Path, b: &std::path::Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
+/// The other files of the folders of `chain` that give a module's values: a Terraform
+/// folder's configuration and variable files, the parameters files paired with a Bicep or
+/// ARM file (`X.parameters.json`, `X.bicepparam`).
+fn siblings(chain: &[(std::path::PathBuf, String)]) -> Vec<(std::path::PathBuf, String)> {
+    let mut out: Vec<(std::path::PathBuf, String)> = Vec::new();
+    for (path, shown) in chain {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let files: Vec<std::path::PathBuf> = if name.ends_with(".tf") || name.ends_with(".tf.json")
+        {
+            terraform_files(&dir)
+        } else {
+            let stem = name
+                .strip_suffix(".bicep")
+                .or_else(|| name.strip_suffix(".json"))
+                .unwrap_or(&name)
+                .to_string();
+            [
+                format!("{stem}.parameters.json"),
+                format!("{stem}.bicepparam"),
+            ]
+            .iter()
+            .filter_map(|n| {
+                std::fs::read_dir(&dir)
+                    .ok()?
+                    .flatten()
+                    .map(|e| e.path())
+                    .find(|p| {
+                        p.file_name()
+                            .and_then(|f| f.to_str())
+                            .is_some_and(|f| f.eq_ignore_ascii_case(n))
+                    })
+            })
+            .collect()
+        };
+        for file in files {
+            if same_path(&file, path) || out.iter().any(|(p, _)| same_path(p, &file)) {
+                continue;
+            }
+            let Some(file_name) = file.file_name() else {
+                continue;
+            };
+            let shown = std::path::Path::new(shown)
+                .with_file_name(file_name)
+                .display()
+                .to_string();
+            out.push((file, shown));
+        }
+    }
+    out
+}
+
+/// Every file of the chains (and their folders' files that give values), once.
+fn module_tree<'c>(
+    chains: impl Iterator<Item = &'c [(std::path::PathBuf, String)]>,
+) -> Vec<(std::path::PathBuf, String)> {
+    let mut out: Vec<(std::path::PathBuf, String)> = Vec::new();
+    for chain in chains {
+        for (path, shown) in chain.iter().cloned().chain(siblings(chain)) {
+            if !out.iter().any(|(p, _)| same_path(p, &path)) {
+                out.push((path, shown));
             }
         }
     }
@@ -392,6 +589,20 @@ fn same_resource(f: &Finding, file: &str, document: usize, r: &Resource) -> bool
         && f.resource.name == computeguard_policy_core::eval::display_name(r)
 }
 
+/// Whether `f` is a finding on the resource of `t` (in the input named `name`, document
+/// `document`): for a module's resource, as check names it through the call.
+fn is_of(f: &Finding, name: &str, document: usize, t: &Target) -> bool {
+    match &t.module {
+        Some(m) => {
+            f.file == m.name
+                && f.document == document
+                && f.resource.kind == t.resource.kind
+                && f.resource.name == m.resource_name
+        }
+        None => same_resource(f, name, document, &t.resource),
+    }
+}
+
 fn blocking(f: &Finding) -> bool {
     matches!(f.severity, Severity::Error | Severity::Warning)
 }
@@ -402,15 +613,21 @@ fn plan_one(prepared: &mut Prepared, files: &[Input], before: &Report, t: &Targe
     let findings: Vec<&Finding> = before
         .findings
         .iter()
-        .filter(|f| blocking(f) && same_resource(f, &input.name, t.document, r))
+        .filter(|f| blocking(f) && is_of(f, &input.name, t.document, t))
         .collect();
     let mut entry = Entry {
-        file: input.name.clone(),
+        file: t
+            .module
+            .as_ref()
+            .map_or_else(|| input.name.clone(), |m| m.name.clone()),
         line: t.line,
         document: t.document,
         resource: ResourceRef {
             kind: r.kind.clone(),
-            name: computeguard_policy_core::eval::display_name(r),
+            name: t.module.as_ref().map_or_else(
+                || computeguard_policy_core::eval::display_name(r),
+                |m| m.resource_name.clone(),
+            ),
         },
         display: r.display.clone(),
         current: Placement {
@@ -434,6 +651,11 @@ fn plan_one(prepared: &mut Prepared, files: &[Input], before: &Report, t: &Targe
         rejected: Vec::new(),
         candidates: 0,
         evaluated: 0,
+        module: t.module.as_ref().map(|m| ModuleRef {
+            file: m.name.clone(),
+            line: t.line,
+            via: m.via.clone(),
+        }),
     };
     let Some(sku) = r.sku.as_deref() else {
         entry.status = "size-unresolved".into();
@@ -454,10 +676,11 @@ fn plan_one(prepared: &mut Prepared, files: &[Input], before: &Report, t: &Targe
         return entry;
     };
     let sku_at = r.fields.get("sku").map(|p| format!("{}{p}", t.prefix));
+    // A module's resource changes size only (its region comes through the call).
     let region_at = r
         .fields
         .get("region")
-        .filter(|_| r.region.is_some())
+        .filter(|_| r.region.is_some() && t.module.is_none())
         .map(|p| format!("{}{p}", t.prefix));
     let Some(sku_at) = sku_at else {
         entry.status = "not-editable".into();
@@ -475,13 +698,19 @@ fn plan_one(prepared: &mut Prepared, files: &[Input], before: &Report, t: &Targe
     let mut attempts: Vec<(Candidate, Edited)> = Vec::new();
     let mut not_editable = 0;
     for c in budget(r, current, candidates) {
-        let attempt = edit(prepared, input, &text, t, &sku_at, region_at.as_deref(), &c)
-            .map(|(text, edits)| Edited {
-                text,
-                folder: None,
-                edits,
-            })
-            .or_else(|| edit_in_folder(prepared, input, &text, t, &c));
+        let attempt = if t.module.is_some() {
+            edit_module(prepared, input, &text, t, &c)
+        } else {
+            edit(prepared, input, &text, t, &sku_at, region_at.as_deref(), &c)
+                .map(|(text, edits)| Edited {
+                    text,
+                    path: None,
+                    folder: None,
+                    moved: Vec::new(),
+                    edits,
+                })
+                .or_else(|| edit_in_folder(prepared, input, &text, t, &c))
+        };
         match attempt {
             Some(edited) => attempts.push((c, edited)),
             None => not_editable += 1,
@@ -510,6 +739,24 @@ fn plan_one(prepared: &mut Prepared, files: &[Input], before: &Report, t: &Targe
             .collect()
     };
     entry.evaluated = tried.len() + not_editable;
+    if tried.is_empty() && not_editable > 0 && t.module.is_some() {
+        entry.status = "not-editable".into();
+        entry.note = Some(format!(
+            "the size is not written where plan can edit it: in {} or the arguments of the calls that deploy it, or their folders' files (a value in a var file or given with --param-file, a deploy-time expression)",
+            entry.file
+        ));
+        return entry;
+    }
+    // A module's resource: its place is where the size is set (the edit of the best
+    // candidate that could be made), the module's own line is in `module`.
+    if t.module.is_some()
+        && let Some(e) = tried.iter().find_map(|(_, edits, _)| edits.first())
+    {
+        if let Some(file) = &e.file {
+            entry.file.clone_from(file);
+        }
+        entry.line = e.line;
+    }
     if tried.is_empty() && not_editable > 0 {
         entry.status = "not-editable".into();
         entry.note = Some(format!(
@@ -860,7 +1107,12 @@ fn edit(
 /// when the edit is in another file of it.
 struct Edited {
     text: String,
+    /// The resource's input's path in the scratch copy, when it is not the folder's name
+    /// joined with the file's (a copy of a module tree keeps its layout).
+    path: Option<std::path::PathBuf>,
     folder: Option<ScratchFolder>,
+    /// The files (canonical) the scratch copy stands for: not read from their place.
+    moved: Vec<std::path::PathBuf>,
     edits: Vec<TextEdit>,
 }
 
@@ -958,7 +1210,9 @@ fn edit_in_folder(
                     .to_string();
                 return Some(Edited {
                     text: text.to_string(),
+                    path: None,
                     folder: Some(scratch),
+                    moved: Vec::new(),
                     edits: vec![TextEdit {
                         file: Some(shown),
                         line: u32::try_from(sibling[..start].matches('\n').count() + 1)
@@ -971,6 +1225,186 @@ fn edit_in_folder(
         }
     }
     None
+}
+
+/// A fresh scratch folder's path (not created).
+fn scratch_path() -> std::path::PathBuf {
+    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    std::env::temp_dir().join(format!(
+        "computeguard-plan-{}-m{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ))
+}
+
+/// For a resource a module deploys: the size edited where it is set, which may be the
+/// module's file, an argument of a call on the way to it (the one that passes the size, or a
+/// default of the caller's parameter or variable it passes), or a file of their folders
+/// (`variables.tf`, `terraform.tfvars`, a paired parameters file). Each whole-word
+/// occurrence of the size in those files is tried in turn, module first, and accepted when
+/// the module's resource, read through the calls as `check` reads it, then has the
+/// candidate's size. An edit outside the input is made in a scratch copy of the module tree.
+/// Size changes only.
+fn edit_module(
+    prepared: &Prepared,
+    input: &Input,
+    text: &str,
+    t: &Target,
+    c: &Candidate,
+) -> Option<Edited> {
+    let m = t.module.as_ref()?;
+    if c.region.is_some() || (input.text.is_some() && !input.path.is_file()) {
+        return None;
+    }
+    let current = t.resource.sku.as_deref().and_then(catalog::sku)?;
+    if c.sku.name == current.name {
+        return None;
+    }
+    let mut tries = 0;
+    for (path, shown) in &m.search {
+        let own = same_path(path, &input.path);
+        let file_text = if own {
+            text.to_string()
+        } else {
+            let Ok(t) = std::fs::read_to_string(path) else {
+                continue;
+            };
+            t
+        };
+        for (start, end) in occurrences(&file_text, current.name) {
+            tries += 1;
+            if tries > 8 {
+                return None;
+            }
+            let mut edited = file_text.clone();
+            edited.replace_range(start..end, c.sku.name);
+            let edits = vec![TextEdit {
+                file: Some(shown.clone()),
+                line: u32::try_from(file_text[..start].matches('\n').count() + 1)
+                    .unwrap_or(u32::MAX),
+                from: file_text[start..end].to_string(),
+                to: c.sku.name.to_string(),
+            }];
+            let attempt = if own {
+                Edited {
+                    text: edited,
+                    path: None,
+                    folder: None,
+                    moved: Vec::new(),
+                    edits,
+                }
+            } else {
+                let Some((folder, root, moved)) = scratch_tree(m, input, text, path, &edited)
+                else {
+                    continue;
+                };
+                Edited {
+                    text: text.to_string(),
+                    path: Some(root),
+                    folder: Some(folder),
+                    moved,
+                    edits,
+                }
+            };
+            if module_reads_back(prepared, input, t, c, &attempt) {
+                return Some(attempt);
+            }
+        }
+    }
+    None
+}
+
+/// A scratch copy of the module tree of `m` with the file `edited_path` holding
+/// `edited_text` and the input holding `text`, laid out as the originals are below their
+/// common folder (the calls' relative paths hold there): the folder, the input's path in it
+/// and the (canonical) files it stands for.
+fn scratch_tree(
+    m: &ModuleTarget,
+    input: &Input,
+    text: &str,
+    edited_path: &std::path::Path,
+    edited_text: &str,
+) -> Option<(ScratchFolder, std::path::PathBuf, Vec<std::path::PathBuf>)> {
+    let root = std::fs::canonicalize(&input.path).ok()?;
+    let edited = std::fs::canonicalize(edited_path).ok()?;
+    let mut files: Vec<std::path::PathBuf> = vec![root.clone()];
+    for (path, _) in &m.tree {
+        let p = std::fs::canonicalize(path).ok()?;
+        if !files.contains(&p) {
+            files.push(p);
+        }
+    }
+    if !files.contains(&edited) {
+        return None;
+    }
+    // The deepest folder that holds them all.
+    let mut base = root.parent()?.to_path_buf();
+    while !files.iter().all(|f| f.starts_with(&base)) {
+        base = base.parent()?.to_path_buf();
+    }
+    let scratch = ScratchFolder(scratch_path());
+    for f in &files {
+        let to = scratch.0.join(f.strip_prefix(&base).ok()?);
+        std::fs::create_dir_all(to.parent()?).ok()?;
+        if *f == edited {
+            std::fs::write(&to, edited_text).ok()?;
+        } else if *f == root {
+            std::fs::write(&to, text).ok()?;
+        } else {
+            std::fs::copy(f, &to).ok()?;
+        }
+    }
+    let at = scratch.0.join(root.strip_prefix(&base).ok()?);
+    Some((scratch, at, files))
+}
+
+/// Whether, with `edit` made, the module resource of `t` reads back with the candidate's
+/// size, read through the calls as `check` reads it.
+fn module_reads_back(
+    prepared: &Prepared,
+    input: &Input,
+    t: &Target,
+    c: &Candidate,
+    edit: &Edited,
+) -> bool {
+    let Some(m) = &t.module else {
+        return false;
+    };
+    let moved = Input {
+        name: input.name.clone(),
+        path: edit.path.clone().unwrap_or_else(|| input.path.clone()),
+        text: Some(edit.text.clone()),
+    };
+    let reader = prepared.reader();
+    let expander = reader.expander(std::slice::from_ref(&moved));
+    for doc in expander.module_documents(&moved, &edit.text) {
+        if doc.name != m.name || doc.doc.index != t.document {
+            continue;
+        }
+        let unit = if t.prefix.is_empty() {
+            Some(doc.doc.value.clone())
+        } else {
+            doc.doc.value.pointer(&t.prefix).cloned()
+        };
+        let Some(unit) = unit else {
+            continue;
+        };
+        let source = doc.chain.last().map_or(
+            computeguard_policy_core::compute::Source::Unknown,
+            |(p, _)| source_of(p),
+        );
+        for r in read::normalize(&unit, source) {
+            if r.kind == t.resource.kind
+                && doc.resource_name(&r) == m.resource_name
+                && r.pointer == t.resource.pointer
+                && r.role == t.resource.role
+                && r.fields.get("sku") == t.resource.fields.get("sku")
+            {
+                return r.sku.as_deref().and_then(catalog::sku).map(|f| f.name) == Some(c.sku.name);
+            }
+        }
+    }
+    false
 }
 
 /// Every whole-word occurrence of `value` in `text`, compared without case.
@@ -1145,8 +1579,9 @@ fn edited_input(files: &[Input], t: &Target, edit: &Edited) -> Input {
     let input = &files[t.input];
     Input {
         text: Some(edit.text.clone()),
-        path: match (&edit.folder, input.path.file_name()) {
-            (Some(folder), Some(name)) => folder.0.join(name),
+        path: match (&edit.path, &edit.folder, input.path.file_name()) {
+            (Some(path), _, _) => path.clone(),
+            (None, Some(folder), Some(name)) => folder.0.join(name),
             _ => input.path.clone(),
         },
         ..input.clone()
@@ -1161,9 +1596,15 @@ fn evaluate(prepared: &mut Prepared, files: &[Input], t: &Target, edit: Edited) 
     let original = quota.then(|| settings_of(prepared));
     if quota {
         let edited = edited_input(files, t, &edit);
+        // The files a scratch copy stands for are read there, through the edited input.
         let change: Vec<Input> = files
             .iter()
             .enumerate()
+            .filter(|(i, f)| {
+                *i == t.input
+                    || edit.moved.is_empty()
+                    || !std::fs::canonicalize(&f.path).is_ok_and(|p| edit.moved.contains(&p))
+            })
             .map(|(i, f)| {
                 if i == t.input {
                     edited.clone()
@@ -1193,7 +1634,12 @@ fn run_edited(prepared: &Prepared, files: &[Input], t: &Target, edit: Edited) ->
     // An item of a `List` or a row of an Azure export is evaluated alone (as `check`
     // evaluates it: item by item), so that a dump of a thousand objects costs one item per
     // candidate, not the whole dump.
-    let (alone, document) = match unit_alone(prepared, &edited, t) {
+    let alone = if t.module.is_none() {
+        unit_alone(prepared, &edited, t)
+    } else {
+        None
+    };
+    let (alone, document) = match alone {
         Some(unit) => (unit, 0),
         None => (edited, t.document),
     };
@@ -1204,7 +1650,7 @@ fn run_edited(prepared: &Prepared, files: &[Input], t: &Target, edit: Edited) ->
     report
         .findings
         .into_iter()
-        .filter(|f| blocking(f) && same_resource(f, &input.name, document, &t.resource))
+        .filter(|f| blocking(f) && is_of(f, &input.name, document, t))
         .collect()
 }
 

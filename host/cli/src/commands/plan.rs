@@ -112,6 +112,15 @@ fn entry(e: &Entry, out: &mut impl Write) -> std::io::Result<()> {
         clean(&e.display),
         clean(&current)
     )?;
+    if let Some(m) = &e.module {
+        writeln!(
+            out,
+            "  deployed by {}; the size is used at {}:{}",
+            clean(&m.via),
+            clean(&m.file),
+            m.line
+        )?;
+    }
     if e.findings.is_empty() {
         writeln!(out, "  findings: none")?;
     } else {

@@ -158,4 +158,207 @@ impl Expander<'_> {
             stack.pop();
         }
     }
+
+    /// The documents of the local modules `input` (whose text is `text`) calls, Bicep or
+    /// Terraform, nested ones too, each bound as `check` binds it and named as `check` names
+    /// what it deploys: for `plan`, which edits where a module's size is set. Empty for a
+    /// file another input calls (its documents come with its caller).
+    pub fn module_documents(&self, input: &Input, text: &str) -> Vec<ModuleDocument> {
+        let Ok((docs, _)) = self.decode_named(input, text) else {
+            return Vec::new();
+        };
+        let mut roots = docs.into_iter().filter(|(n, _)| *n == input.name);
+        let (Some((_, root)), None) = (roots.next(), roots.next()) else {
+            return Vec::new();
+        };
+        let path = input.path.as_path();
+        let root_file = (path.to_path_buf(), input.name.clone());
+        let mut out = Vec::new();
+        if decode_module_is_bicep(path) {
+            let mut stack = vec![std::fs::canonicalize(path).unwrap_or_default()];
+            let shown = PathBuf::from(&input.name);
+            let chain = vec![root_file];
+            self.labelled(path, &shown, &root, None, &chain, &mut stack, &mut out);
+        } else if matches!(
+            crate::scan::terraform::kind(path),
+            Some(crate::scan::terraform::Kind::Hcl | crate::scan::terraform::Kind::Json)
+        ) {
+            let folder = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            let mut stack = vec![std::fs::canonicalize(folder).unwrap_or_default()];
+            let shown = PathBuf::from(&input.name);
+            let chain = vec![root_file];
+            terraform_modules(path, &shown, &root, "", &chain, &mut stack, &mut out);
+        }
+        out
+    }
+
+    /// [`Expander::modules`], each document with its instance label and the files on the way.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a recursion over module calls; the arguments are its position"
+    )]
+    fn labelled(
+        &self,
+        path: &Path,
+        shown: &Path,
+        doc: &Document,
+        parent: Option<&str>,
+        chain: &[(PathBuf, String)],
+        stack: &mut Vec<PathBuf>,
+        out: &mut Vec<ModuleDocument>,
+    ) {
+        for call in module_calls(path, shown, &doc.value) {
+            let (Some(file), Some(shown_file), Some(instances)) =
+                (&call.file, &call.shown, instances(&doc.value, &call))
+            else {
+                continue;
+            };
+            let key = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+            if !file.is_file()
+                || stack.contains(&key)
+                || stack.len() > crate::scan::MAX_MODULE_DEPTH
+                || out.len() >= MAX_MODULE_DOCUMENTS
+            {
+                continue;
+            }
+            let input = Input {
+                name: file.display().to_string(),
+                path: file.clone(),
+                text: None,
+            };
+            let Ok(text) = self.scan.read(&input) else {
+                continue;
+            };
+            let Ok(decoded) = decode_module(file, &text) else {
+                continue;
+            };
+            let line = doc.positions.locate(&call.pointer).map_or(0, |s| s.line);
+            let caller = chain.last().map_or("", |(_, n)| n.as_str()).to_string();
+            let mut inner = chain.to_vec();
+            inner.push((file.clone(), shown_file.display().to_string()));
+            stack.push(key);
+            for (instance, values) in instances {
+                let mut module_doc = decoded.clone();
+                bind_module(&mut module_doc.value, &values, &instance.unknown);
+                let label = match parent {
+                    Some(p) => format!("{p}/{}", instance.label),
+                    None => instance.label.clone(),
+                };
+                if decode_module_is_bicep(file) {
+                    read_known_modules(&mut module_doc.value);
+                    self.labelled(
+                        file,
+                        shown_file,
+                        &module_doc,
+                        Some(&label),
+                        &inner,
+                        stack,
+                        out,
+                    );
+                }
+                out.push(ModuleDocument {
+                    name: shown_file.display().to_string(),
+                    via: format!("module `{}` at {caller}:{line}", instance.label),
+                    instance: ModuleInstance::Bicep(label),
+                    chain: inner.clone(),
+                    doc: module_doc,
+                });
+            }
+            stack.pop();
+        }
+    }
+}
+
+/// How `check` names what a module instance deploys.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModuleInstance {
+    /// A Bicep module's instance label (`gpu`, `pools[1]`, nested `cluster/gpuPool`): a
+    /// resource is `NAME (module LABEL)`.
+    Bicep(String),
+    /// A Terraform module's address (`module.gpu.`): a resource is `module.gpu.TYPE.NAME`.
+    Terraform(String),
+}
+
+/// A document of a local module an input calls.
+#[derive(Clone, Debug)]
+pub struct ModuleDocument {
+    /// The module's file as findings name it.
+    pub name: String,
+    /// The call that deploys it (`module `gpu` at main.bicep:4`, `module.gpu at main.tf:12`).
+    pub via: String,
+    pub instance: ModuleInstance,
+    /// The files on the way, the calling input first and the module's file last: (path,
+    /// name as findings show it).
+    pub chain: Vec<(PathBuf, String)>,
+    /// The module's document, bound to what the call passes.
+    pub doc: Document,
+}
+
+impl ModuleDocument {
+    /// How `check` names `r` of this document in its findings.
+    pub fn resource_name(&self, r: &computeguard_policy_core::compute::Resource) -> String {
+        match &self.instance {
+            ModuleInstance::Bicep(label) => format!(
+                "{} (module {label})",
+                computeguard_policy_core::eval::display_name(r)
+            ),
+            ModuleInstance::Terraform(address) => {
+                format!("{address}{}.{}", r.source_kind, r.name)
+            }
+        }
+    }
+}
+
+/// The Terraform modules `doc` (of `path`, shown as `shown`) calls, as `check` follows them
+/// (`Scan::modules`): each file of a local module with the call's arguments bound.
+fn terraform_modules(
+    path: &Path,
+    shown: &Path,
+    doc: &Document,
+    prefix: &str,
+    chain: &[(PathBuf, String)],
+    stack: &mut Vec<PathBuf>,
+    out: &mut Vec<ModuleDocument>,
+) {
+    use crate::scan::terraform;
+    for call in terraform::module_calls(path, shown, &doc.value) {
+        let Some(dir) = &call.dir else {
+            continue;
+        };
+        let key = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        if !dir.is_dir() || stack.contains(&key) || stack.len() > terraform::MAX_MODULE_DEPTH {
+            continue;
+        }
+        let address = format!("{prefix}module.{}.", call.name);
+        let line = doc.positions.locate(&call.pointer).map_or(0, |s| s.line);
+        let caller = chain.last().map_or("", |(_, n)| n.as_str()).to_string();
+        stack.push(key);
+        for file in terraform::module_files(&call) {
+            let Ok(module_doc) = file.decoded else {
+                continue;
+            };
+            let mut inner = chain.to_vec();
+            inner.push((file.path.clone(), file.shown.display().to_string()));
+            terraform_modules(
+                &file.path,
+                &file.shown,
+                &module_doc,
+                &address,
+                &inner,
+                stack,
+                out,
+            );
+            out.push(ModuleDocument {
+                name: file.shown.display().to_string(),
+                via: format!("{} at {caller}:{line}", address.trim_end_matches('.')),
+                instance: ModuleInstance::Terraform(address.clone()),
+                chain: inner,
+                doc: module_doc,
+            });
+        }
+        stack.pop();
+    }
 }
