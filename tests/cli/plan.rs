@@ -692,6 +692,35 @@ fn every_suggestion_for_resources_in_modules_passes_check() {
             }
         }
         assert!(checked >= 6, "{fixture}: only {checked}");
+        // `check --suggest` names the best alternative in each module finding's fix too.
+        let out = run_in(
+            &dir,
+            &[
+                "check",
+                "--suggest",
+                "--format",
+                "json",
+                "--as-of",
+                "2026-11-22",
+                ".",
+            ],
+        )
+        .expect("check");
+        let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+        let fixes: Vec<&str> = report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["rule"] == "sku-retired")
+            .filter_map(|f| f["remediation"].as_str())
+            .collect();
+        assert_eq!(fixes.len(), 3, "{report:#}");
+        assert!(
+            fixes
+                .iter()
+                .all(|f| f.contains("Best alternative: move to Standard_")),
+            "{fixes:#?}"
+        );
     }
     // The existing module fixtures: a loop's item, a size passed through two calls.
     let dir = fixtures().join("bicep-modules");
