@@ -11,7 +11,10 @@
 #   length: "name"), and with a label of its own each time, so that no two requests share
 #   a template ("label"); and the plain Pod (a Kubewarden fixture, no compute fact).
 # AB_CONNECTIONS (default "4 16"), AB_VARY (default "same name label"), LOADGEN_BIN (else
-# the release load generator is built).
+# the release load generator is built). AB_CONFIG_BEFORE / AB_CONFIG_AFTER: a folder with a
+# computeguard.yaml (and the files it names) that side serves with (LOADTEST_CONFIG_DIR of
+# scripts/loadtest.sh), so one binary can be compared with itself under two configurations:
+#   AB_CONFIG_AFTER=/tmp/with-prices scripts/ab.sh BIN BIN
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { sed -n 2,14p "$0" >&2; exit 2; }
@@ -38,7 +41,9 @@ for round in $(seq "$rounds"); do
       for build in "before:$before" "after:$after"; do
         args=--check
         [ "$vary" = same ] || args="--check --vary $vary"
-        out=$(COMPUTEGUARD_BIN=${build#*:} LOADTEST_CACHE="$caches/${build%%:*}" LOADTEST_BODY=$body \
+        side=${build%%:*}
+        config=$([ "$side" = before ] && echo "${AB_CONFIG_BEFORE:-}" || echo "${AB_CONFIG_AFTER:-}")
+        out=$(LOADTEST_CONFIG_DIR=$config COMPUTEGUARD_BIN=${build#*:} LOADTEST_CACHE="$caches/${build%%:*}" LOADTEST_BODY=$body \
           LOADGEN_ARGS=$args scripts/loadtest.sh 0 "$seconds" "$conns" 2>&1 || true)
         rps=$(sed -n 's/.*achieved \([0-9]*\) req\/s.*/\1/p' <<<"$out")
         read -r p50 p99 < <(sed -n 's/.*p50 \([0-9.]*\)  p90 [0-9.]*  p99 \([0-9.]*\).*/\1 \2/p' <<<"$out" | tail -1)
