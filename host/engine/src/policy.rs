@@ -1,7 +1,7 @@
 //! One loaded policy component and its evaluations.
 
 use crate::bindings::{self, GuestError, PolicyInfo, Request, Response};
-use crate::imports::check_imports;
+use crate::imports::{EVALUATOR_INTERFACE, check_contract, check_imports};
 use crate::output::{self, RawError, RawResponse};
 use crate::sandbox::Ctx;
 use crate::{Engine, EvalError, LoadError, PolicyContext, SettingsError, cache, preinit};
@@ -110,6 +110,7 @@ pub(crate) fn load(
             false,
         ),
     };
+    check_contract(&shared.engine, &component, origin)?;
     check_imports(&shared.engine, &component, origin, prepared)?;
     let instance_pre = shared
         .linker
@@ -128,8 +129,8 @@ pub(crate) fn load(
         reason: reason.to_string(),
     };
     let evaluator = component
-        .get_export_index(None, "computeguard:policy/evaluator@0.2.0")
-        .ok_or_else(|| not_a_policy("no `computeguard:policy/evaluator@0.2.0` export"))?;
+        .get_export_index(None, EVALUATOR_INTERFACE)
+        .ok_or_else(|| not_a_policy(&format!("no `{EVALUATOR_INTERFACE}` export")))?;
     let evaluate = component
         .get_export_index(Some(&evaluator), "evaluate")
         .ok_or_else(|| not_a_policy("`evaluator` has no `evaluate`"))?;

@@ -284,3 +284,51 @@ async fn an_async_runaway_yields_to_the_runtime_and_is_stopped_at_its_deadline()
     assert!(n >= 50, "the runtime ran other tasks {n} times in {took:?}");
     Ok(())
 }
+
+/// The hostile component with its contract names moved to `@0.1.0`, byte for byte. The names
+/// keep their length, so the binary stays valid, and the 0.1.0 and 0.2.0 evaluators have
+/// the same shape (wit/CHANGELOG.md): it is what a policy built for 0.1.0 looks like to
+/// the engine.
+fn built_for_0_1_0() -> Vec<u8> {
+    let mut bytes = HOSTILE.to_vec();
+    let prefix = b"computeguard:policy/";
+    let mut i = 0;
+    let mut renamed = 0;
+    while let Some(at) = bytes[i..].windows(prefix.len()).position(|w| w == prefix) {
+        let start = i + at + prefix.len();
+        let name_end = bytes[start..]
+            .iter()
+            .position(|b| !(b.is_ascii_lowercase() || *b == b'-'))
+            .map_or(bytes.len(), |n| start + n);
+        if bytes[name_end..].starts_with(b"@0.2.0") {
+            bytes[name_end..name_end + 6].copy_from_slice(b"@0.1.0");
+            renamed += 1;
+        }
+        i = name_end;
+    }
+    assert!(renamed >= 2, "renamed {renamed} names");
+    bytes
+}
+
+#[test]
+fn a_policy_built_for_the_previous_contract_is_refused_naming_both_versions() -> anyhow::Result<()>
+{
+    let engine = engine_with(|_| {})?;
+    // The same bytes at 0.2.0 load (the control).
+    engine.load(HOSTILE, "hostile.wasm")?;
+    let err = engine
+        .load(&built_for_0_1_0(), "hostile-0.1.0.wasm")
+        .err()
+        .expect("a 0.1.0 component is refused");
+    let text = err.to_string();
+    assert!(matches!(err, LoadError::NotAPolicy { .. }), "{text}");
+    // Before, the refusal named the `types@0.1.0` import as forbidden, or the missing
+    // `evaluator@0.2.0` export, and neither version it was built for.
+    assert!(
+        text.contains("built for the computeguard:policy@0.1.0 contract")
+            && text.contains("this engine requires 0.2.0")
+            && text.contains("wit/CHANGELOG.md"),
+        "{text}"
+    );
+    Ok(())
+}
