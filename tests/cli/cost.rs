@@ -189,9 +189,45 @@ fn a_size_without_a_price_is_named_in_text_and_json_never_0() {
         "{text}"
     );
     assert!(
-        text.contains("computeguard: cost: $0.00/month idle, $0.00/month at full scale (1 priced resource, USD retail prices, 730 h/month); not in the sums: 1 resource with an unknown price or count (listed above)\n"),
+        text.contains("computeguard: cost: unknown: none of the 1 resource has a known price and count (listed above; USD retail prices)\n"),
         "{text}"
     );
+    // Before, a change whose only price was unknown was summed as $0.00 for "1 priced
+    // resource".
+    assert!(!text.contains("$0.00"), "{text}");
+    let md = stdout(&run(&[
+        "check",
+        "--config",
+        CONFIG,
+        "--format",
+        "markdown",
+        "tests/fixtures/cost/unpriced.yml",
+    ]));
+    assert!(
+        md.contains("**unknown/month idle, unknown/month at full scale**") && !md.contains("$0.00"),
+        "{md}"
+    );
+    let report: Value = serde_json::from_str(&stdout(&run(&[
+        "check",
+        "--config",
+        CONFIG,
+        "--format",
+        "policyreport",
+        "tests/fixtures/cost/unpriced.yml",
+    ])))
+    .expect("policyreport JSON");
+    let totals = report["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(std::iter::once(&report))
+        .flat_map(|r| r["results"].as_array().into_iter().flatten())
+        .find(|r| r["properties"]["pricedResources"].is_string())
+        .map(|r| r["properties"].clone())
+        .unwrap_or_else(|| panic!("no totals result in {report:#}"));
+    assert_eq!(totals["idleMonthly"], "unknown", "{totals:#}");
+    assert_eq!(totals["fullScaleMonthly"], "unknown", "{totals:#}");
+    assert_eq!(totals["pricedResources"], "0", "{totals:#}");
 }
 
 #[test]
@@ -205,7 +241,7 @@ fn the_text_summary_prints_one_line_of_totals() {
     assert_eq!(
         lines,
         [
-            "computeguard: cost: $17,375.79/month idle, $35,072.45/month at full scale (11 priced resources, USD retail prices, 730 h/month); not in the sums: 1 resource with an unknown price or count (listed above)"
+            "computeguard: cost: $17,375.79/month idle, $35,072.45/month at full scale (10 priced resources, USD retail prices, 730 h/month); not in the sums: 1 resource with an unknown price or count (listed above)"
         ]
     );
 }
@@ -753,7 +789,7 @@ fn html_shows_the_cost_and_names_unknown_prices() {
     ]);
     let html = stdout(&out);
     assert!(
-        html.contains("<section id=\"cost\"><h2>Cost</h2><p><strong>$2,821.45/month idle, $15,155.38/month at full scale</strong> (4 priced resources, USD retail prices, 730 h/month; not in the sums: 1 with an unknown price or count)</p>"),
+        html.contains("<section id=\"cost\"><h2>Cost</h2><p><strong>$2,821.45/month idle, $15,155.38/month at full scale</strong> (3 priced resources, USD retail prices, 730 h/month; not in the sums: 1 with an unknown price or count)</p>"),
         "{html}"
     );
     assert!(
@@ -778,7 +814,12 @@ fn github_annotations_carry_the_cost_and_the_unknown_prices() {
         text.contains("::notice file=tests/fixtures/cost/unpriced.yml,line=1,title=computeguard cost unknown::Azure ML compute cluster h100-warm: no price for Standard_NC48ads_A100_v4 in eastus (linux regular): the price files list no Standard_NC48ads_A100_v4 in any region\n"),
         "{text}"
     );
-    assert!(text.contains("::notice title=computeguard cost::$0.00/month idle, $0.00/month at full scale (1 priced resource"), "{text}");
+    assert!(
+        text.contains(
+            "::notice title=computeguard cost::unknown: none of the 1 resource has a known price and count"
+        ) && !text.contains("$0.00"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -938,10 +979,12 @@ fn policyreport_carries_the_cost_2_821_45_idle_15_155_38_at_full_scale_and_names
             Some("2821.45"),
             Some("15155.38"),
             Some("USD"),
-            Some("4"),
+            Some("3"),
             Some("1")
         )
     );
+    // Four resources, one of them unpriced: three priced (it said 4 before).
+    assert_eq!(p["resources"].as_str(), Some("4"));
     assert!(
         p["priceSources"]
             .as_str()
@@ -1122,7 +1165,7 @@ fn write_baseline_records_the_cost_181_37_idle_9_834_01_at_full_scale_with_its_p
     )?;
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("computeguard: and what the files cost: $181.37/month idle, $9,834.01/month at full scale (5 priced resources, USD retail prices, 730 h/month); not in the sums: 1 resource with an unknown price or count\n"),
+        stderr(&out).contains("computeguard: and what the files cost: $181.37/month idle, $9,834.01/month at full scale (4 priced resources, USD retail prices, 730 h/month); not in the sums: 1 resource with an unknown price or count\n"),
         "{}",
         stderr(&out)
     );

@@ -33,12 +33,20 @@ pub fn load_prices(config: &crate::config::Config) -> anyhow::Result<Option<Pric
 /// `$2,681.29/month idle, $10,725.16/month at full scale`, with what is left out.
 pub fn totals_line(e: &Estimate) -> String {
     let t = &e.total;
+    if t.priced() == 0 {
+        return format!(
+            "unknown: none of the {} resource{} has a known price and count (listed above; {} retail prices)",
+            t.resources,
+            if t.resources == 1 { "" } else { "s" },
+            e.currency
+        );
+    }
     let mut line = format!(
         "{}/month idle, {}/month at full scale ({} priced resource{}, {} retail prices, {} h/month)",
         money(t.floor_monthly, &e.currency),
         money(t.ceiling_monthly, &e.currency),
-        t.resources,
-        if t.resources == 1 { "" } else { "s" },
+        t.priced(),
+        if t.priced() == 1 { "" } else { "s" },
         e.currency,
         e.hours_per_month
     );

@@ -123,13 +123,29 @@ pub struct Totals {
     pub floor_monthly: f64,
     /// Sum of the known ceilings.
     pub ceiling_monthly: f64,
-    /// Resources priced.
+    /// Resources estimated (priced or not).
     pub resources: usize,
     /// Resources whose floor or ceiling is unknown (left out of the sums).
     pub unknown: usize,
 }
 
 impl Totals {
+    /// Resources whose floor and ceiling are both known: what the sums are made of.
+    pub fn priced(&self) -> usize {
+        self.resources - self.unknown
+    }
+
+    /// The sum of the known floors, or `None` when no resource has a known price: a
+    /// change whose every price is unknown costs "unknown", never $0.
+    pub fn known_floor(&self) -> Option<f64> {
+        (self.priced() > 0).then_some(self.floor_monthly)
+    }
+
+    /// [`Totals::known_floor`] for the ceilings.
+    pub fn known_ceiling(&self) -> Option<f64> {
+        (self.priced() > 0).then_some(self.ceiling_monthly)
+    }
+
     fn add(&mut self, c: &ResourceCost) {
         self.resources += 1;
         if let Some(f) = c.floor_monthly {

@@ -327,9 +327,9 @@ fn cost(out: &mut String, report: &Report) {
     let _ = write!(
         out,
         "<section id=\"cost\"><h2>Cost</h2><p><strong>{}/month idle, {}/month at full scale</strong> ({} priced resources, {} retail prices, {} h/month{})</p>",
-        esc(&money(c.total.floor_monthly, cur)),
-        esc(&money(c.total.ceiling_monthly, cur)),
-        c.total.resources,
+        esc(&amount(c.total.known_floor())),
+        esc(&amount(c.total.known_ceiling())),
+        c.total.priced(),
         esc(cur),
         c.hours_per_month,
         if c.total.unknown > 0 {

@@ -221,16 +221,20 @@ fn render_cost(report: &Report, cost: &Estimate, out: &mut dyn Write) -> std::io
         writeln!(
             out,
             "**{}/month idle, {}/month at full scale**",
-            money(cost.total.floor_monthly, cur),
-            money(cost.total.ceiling_monthly, cur)
+            cost.total
+                .known_floor()
+                .map_or_else(|| "unknown".to_string(), |v| money(v, cur)),
+            cost.total
+                .known_ceiling()
+                .map_or_else(|| "unknown".to_string(), |v| money(v, cur))
         )?;
         writeln!(out)?;
     }
     writeln!(
         out,
         "<details><summary>{} priced resource{} ({} retail prices, {} h/month{})</summary>",
-        cost.total.resources,
-        if cost.total.resources == 1 { "" } else { "s" },
+        cost.total.priced(),
+        if cost.total.priced() == 1 { "" } else { "s" },
         cell(cur),
         cost.hours_per_month,
         if cost.total.unknown > 0 {

@@ -248,9 +248,10 @@ fn cost_results(
     let mut totals = vec![
         ("currency", cur.to_string()),
         ("hoursPerMonth", cost.hours_per_month.to_string()),
-        ("idleMonthly", amount(Some(t.floor_monthly))),
-        ("fullScaleMonthly", amount(Some(t.ceiling_monthly))),
-        ("pricedResources", t.resources.to_string()),
+        ("idleMonthly", amount(t.known_floor())),
+        ("fullScaleMonthly", amount(t.known_ceiling())),
+        ("resources", t.resources.to_string()),
+        ("pricedResources", t.priced().to_string()),
         ("unknownResources", t.unknown.to_string()),
         ("priceSources", cost.sources.join(", ")),
     ];
