@@ -607,7 +607,15 @@ mod tests {
         // Both are new and unserved: the third waits until the first one's grace ends.
         let (retry, refusal) = waits(table.admit(ip(1)));
         assert_eq!(refusal, Refusal::PeerAllBusy);
-        assert!(retry <= a.shared.opened + Duration::from_millis(200));
+        // The end of the grace is reckoned from the connection's quiet time, whose clock
+        // starts a moment apart from `opened` (and counts whole milliseconds): a loaded
+        // machine put it a little past `opened + grace`, and this failed once in the full
+        // suite. A few milliseconds late is the same answer; a wait of another grace is not.
+        assert!(
+            retry <= a.shared.opened + Duration::from_millis(200 + 20),
+            "{:?} after opening",
+            retry - a.shared.opened
+        );
         assert!(!closed(&a) && !closed(&b));
         // Once `b` is served, it may make room at once.
         b.handle().answered(true);
