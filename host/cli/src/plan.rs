@@ -381,35 +381,15 @@ fn targets(reader: &Scan<'_>, files: &[Input], report: &Report) -> Vec<Target> {
             if name != input.name {
                 continue;
             }
-            let units: Vec<(String, serde_json::Value)> = match read::parts(&doc.value) {
-                Some(parts) => parts
-                    .into_iter()
-                    .map(|(p, v)| (p, v.into_owned()))
-                    .collect(),
-                None => vec![(String::new(), doc.value.clone())],
-            };
-            for (prefix, value) in units {
-                for r in read::normalize(&value, source) {
-                    if !considered(&r) {
-                        continue;
-                    }
-                    let at = r
-                        .fields
-                        .get("sku")
-                        .map_or_else(|| r.pointer.clone(), Clone::clone);
-                    let line = doc
-                        .positions
-                        .locate(&format!("{prefix}{at}"))
-                        .map_or(0, |s| s.line);
-                    out.push(Target {
-                        input: i,
-                        document: doc.index,
-                        prefix: prefix.clone(),
-                        resource: r,
-                        line,
-                        module: None,
-                    });
-                }
+            for (prefix, resource, line) in considered_resources(&doc, source) {
+                out.push(Target {
+                    input: i,
+                    document: doc.index,
+                    prefix,
+                    resource,
+                    line,
+                    module: None,
+                });
             }
         }
         let modules = expander.module_documents(input, &text);
@@ -419,50 +399,63 @@ fn targets(reader: &Scan<'_>, files: &[Input], report: &Report) -> Vec<Target> {
                 continue;
             };
             let source = source_of(file);
-            let units: Vec<(String, serde_json::Value)> = match read::parts(&m.doc.value) {
-                Some(parts) => parts
-                    .into_iter()
-                    .map(|(p, v)| (p, v.into_owned()))
-                    .collect(),
-                None => vec![(String::new(), m.doc.value.clone())],
-            };
-            for (prefix, value) in units {
-                for r in read::normalize(&value, source) {
-                    if !considered(&r) {
-                        continue;
+            for (prefix, r, line) in considered_resources(&m.doc, source) {
+                let mut search: Vec<(std::path::PathBuf, String)> =
+                    m.chain.iter().rev().cloned().collect();
+                for (path, shown) in siblings(&m.chain) {
+                    if !search.iter().any(|(p, _)| same_path(p, &path)) {
+                        search.push((path, shown));
                     }
-                    let at = r
-                        .fields
-                        .get("sku")
-                        .map_or_else(|| r.pointer.clone(), Clone::clone);
-                    let line = m
-                        .doc
-                        .positions
-                        .locate(&format!("{prefix}{at}"))
-                        .map_or(0, |s| s.line);
-                    let mut search: Vec<(std::path::PathBuf, String)> =
-                        m.chain.iter().rev().cloned().collect();
-                    for (path, shown) in siblings(&m.chain) {
-                        if !search.iter().any(|(p, _)| same_path(p, &path)) {
-                            search.push((path, shown));
-                        }
-                    }
-                    out.push(Target {
-                        input: i,
-                        document: m.doc.index,
-                        prefix: prefix.clone(),
-                        module: Some(ModuleTarget {
-                            name: m.name.clone(),
-                            resource_name: m.resource_name(&r),
-                            via: m.via.clone(),
-                            search,
-                            tree: tree.clone(),
-                        }),
-                        resource: r,
-                        line,
-                    });
                 }
+                out.push(Target {
+                    input: i,
+                    document: m.doc.index,
+                    prefix: prefix.clone(),
+                    module: Some(ModuleTarget {
+                        name: m.name.clone(),
+                        resource_name: m.resource_name(&r),
+                        via: m.via.clone(),
+                        search,
+                        tree: tree.clone(),
+                    }),
+                    resource: r,
+                    line,
+                });
             }
+        }
+    }
+    out
+}
+
+/// The resources of `doc` that plan considers, each with the JSON-pointer prefix of its
+/// part (a Terraform plan's or an export's items) and the line where its size is set
+/// (else the resource's own line): the same for an input's documents and a module's.
+fn considered_resources(
+    doc: &computeguard_decode::Document,
+    source: computeguard_policy_core::compute::Source,
+) -> Vec<(String, Resource, u32)> {
+    let units: Vec<(String, serde_json::Value)> = match read::parts(&doc.value) {
+        Some(parts) => parts
+            .into_iter()
+            .map(|(p, v)| (p, v.into_owned()))
+            .collect(),
+        None => vec![(String::new(), doc.value.clone())],
+    };
+    let mut out = Vec::new();
+    for (prefix, value) in units {
+        for r in read::normalize(&value, source) {
+            if !considered(&r) {
+                continue;
+            }
+            let at = r
+                .fields
+                .get("sku")
+                .map_or_else(|| r.pointer.clone(), Clone::clone);
+            let line = doc
+                .positions
+                .locate(&format!("{prefix}{at}"))
+                .map_or(0, |s| s.line);
+            out.push((prefix.clone(), r, line));
         }
     }
     out
