@@ -105,58 +105,12 @@ impl Expander<'_> {
         if bicep && let Some((_, root)) = docs.first().cloned() {
             let mut stack = vec![std::fs::canonicalize(path).unwrap_or_default()];
             let shown = PathBuf::from(&input.name);
-            self.modules(path, &shown, &root, &mut stack, &mut docs);
+            let chain = [(path.to_path_buf(), input.name.clone())];
+            let mut modules = Vec::new();
+            self.labelled(path, &shown, &root, None, &chain, &mut stack, &mut modules);
+            docs.extend(modules.into_iter().map(|m| (m.name, m.doc)));
         }
         Ok((docs, source))
-    }
-
-    /// Appends the bound instances of the local modules `doc` (of `path`) calls, nested ones
-    /// too; what cannot be read adds nothing (the evaluation reports it).
-    fn modules(
-        &self,
-        path: &Path,
-        shown: &Path,
-        doc: &Document,
-        stack: &mut Vec<PathBuf>,
-        out: &mut Vec<(String, Document)>,
-    ) {
-        for call in module_calls(path, shown, &doc.value) {
-            let (Some(file), Some(shown_file), Some(instances)) =
-                (&call.file, &call.shown, instances(&doc.value, &call))
-            else {
-                continue;
-            };
-            let key = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
-            if !file.is_file()
-                || stack.contains(&key)
-                || stack.len() > crate::scan::MAX_MODULE_DEPTH
-                || out.len() >= MAX_MODULE_DOCUMENTS
-            {
-                continue;
-            }
-            let input = Input {
-                name: file.display().to_string(),
-                path: file.clone(),
-                text: None,
-            };
-            let Ok(text) = self.scan.read(&input) else {
-                continue;
-            };
-            let Ok(decoded) = decode_module(file, &text) else {
-                continue;
-            };
-            stack.push(key);
-            for (instance, values) in instances {
-                let mut module_doc = decoded.clone();
-                bind_module(&mut module_doc.value, &values, &instance.unknown);
-                if decode_module_is_bicep(file) {
-                    read_known_modules(&mut module_doc.value);
-                    self.modules(file, shown_file, &module_doc, stack, out);
-                }
-                out.push((shown_file.display().to_string(), module_doc));
-            }
-            stack.pop();
-        }
     }
 
     /// The documents of the local modules `input` (whose text is `text`) calls, Bicep or
@@ -195,7 +149,9 @@ impl Expander<'_> {
         out
     }
 
-    /// [`Expander::modules`], each document with its instance label and the files on the way.
+    /// Appends the bound instances of the local modules `doc` (of `path`) calls, nested ones
+    /// first, each with its instance label and the files on the way; what cannot be read
+    /// adds nothing (the evaluation reports it). `check` keeps the documents, `plan` the rest.
     #[expect(
         clippy::too_many_arguments,
         reason = "a recursion over module calls; the arguments are its position"
