@@ -441,3 +441,98 @@ fn a_row_of_an_export_that_is_not_an_object_is_an_error_at_its_line() -> TestRes
     );
     Ok(())
 }
+
+/// (rule, severity, message, resource name, object uid) of every finding: what a finding
+/// says about which object, whatever line the layout puts it on.
+fn said(report: &Value) -> Vec<(String, String, String, String, String)> {
+    each_finding(report, |f| {
+        let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+        (
+            s(&f["rule"]),
+            s(&f["severity"]),
+            s(&f["message"]),
+            s(&f["resource"]["name"]),
+            s(&f["object"]["uid"]),
+        )
+    })
+}
+
+#[test]
+fn a_dump_is_evaluated_once_per_template_with_the_same_answers() -> TestResult {
+    // Issue 36: a dump of many objects made from few templates (the Pods of one
+    // ReplicaSet) is evaluated once per template, as the webhook does, and every object
+    // gets the answer it gets on its own. The dump's objects three times over, each copy
+    // with its own name and uid: once as one `List` (by template), once as separate
+    // documents (each evaluated as it is, never by template).
+    let docs = computeguard_decode::decode_yaml(&std::fs::read_to_string(root().join(DUMP))?)?;
+    let items = docs[0].value["items"].as_array().ok_or("items")?;
+    let mut copies = Vec::new();
+    for copy in 0..3 {
+        for (i, item) in items.iter().enumerate() {
+            let mut item = item.clone();
+            // Names of one length: a template's placeholder has the name's length.
+            let meta = item["metadata"].as_object_mut().ok_or("metadata")?;
+            let name = format!("{}-c{copy}x{i:03}", meta["name"].as_str().unwrap_or(""));
+            meta.insert("name".into(), Value::String(name));
+            if copy > 0 {
+                meta.insert(
+                    "uid".into(),
+                    Value::String(format!("00000000-0000-0000-000{copy}-{i:012}")),
+                );
+            }
+            copies.push(item);
+        }
+    }
+    let dir = tempfile::tempdir()?;
+    let list = dir.path().join("dump.json");
+    std::fs::write(
+        &list,
+        serde_json::to_string_pretty(&serde_json::json!({
+            "apiVersion": "v1", "kind": "List", "items": copies}))?,
+    )?;
+    let separate = dir.path().join("separate.yaml");
+    std::fs::write(
+        &separate,
+        copies
+            .iter()
+            .map(|c| serde_json::to_string_pretty(c).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n---\n"),
+    )?;
+    let out = computeguard()
+        .env("COMPUTEGUARD_LOG", "computeguard=debug")
+        .args(["check", "--format", "json", "--as-of", "2026-11-22"])
+        .arg(&list)
+        .output()?;
+    let by_template: Value = serde_json::from_slice(&out.stdout)?;
+    let (_, one_by_one) = check_json(&[separate.to_str().ok_or("path")?]);
+    let said_by_template = said(&by_template);
+    assert!(said_by_template.len() >= 3 * 8, "{said_by_template:#?}");
+    assert_eq!(said_by_template, said(&one_by_one));
+    assert_eq!(
+        by_template["summary"]["resources"],
+        one_by_one["summary"]["resources"]
+    );
+    // And it was by template: the run says how many items got a template's answer.
+    let log = stderr(&out);
+    let line = log
+        .lines()
+        .find(|l| l.contains("evaluated by template"))
+        .ok_or_else(|| format!("no template line in the log:\n{log}"))?;
+    let field = |name: &str| -> Option<u64> {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{name}=")))
+            .and_then(|v| v.parse().ok())
+    };
+    let (units, templates, answered) = (
+        field("items").ok_or(line)?,
+        field("templates").ok_or(line)?,
+        field("answered").ok_or(line)?,
+    );
+    assert_eq!(units, copies.len() as u64, "{line}");
+    // Every object shares its template with its two copies (and perhaps with others):
+    // each template is evaluated once for at least three objects.
+    assert!(templates >= 8, "{line}");
+    assert!(answered >= 3 * templates && answered <= units, "{line}");
+    Ok(())
+}

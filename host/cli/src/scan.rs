@@ -9,9 +9,11 @@ use crate::report::{
 };
 use crate::suppress::{Directives, MISSING_REASON_RULE};
 use computeguard_decode::{Document, decode_bicep, decode_json, decode_yaml};
-use computeguard_engine::Request;
+use computeguard_engine::{EvalError, Request, Response};
 use computeguard_policy_core::compute::Source;
+use computeguard_policyset::template::Template;
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 mod bicep;
@@ -925,34 +927,15 @@ impl Scan<'_> {
         let units: Vec<(String, std::borrow::Cow<'_, serde_json::Value>)> =
             computeguard_policy_core::read::parts(&doc.value)
                 .unwrap_or_else(|| vec![(String::new(), std::borrow::Cow::Borrowed(&doc.value))]);
-        let evaluate = |(_, value): &(String, std::borrow::Cow<'_, serde_json::Value>)| {
-            let json = value.to_string();
-            self.policies
-                .iter()
-                .map(|loaded| {
-                    let mut request = Request::new(json.clone(), self.as_of.clone());
-                    if let Some(kind) = syntax.source_kind() {
-                        request.source_kind = kind;
-                    }
-                    request.settings.clone_from(&loaded.settings_text);
-                    loaded.policy.evaluate(&request)
-                })
-                .collect::<Vec<_>>()
-        };
-        let answers: Vec<Vec<_>> = if units.len() > 1 {
-            units.par_iter().map(evaluate).collect()
-        } else {
-            units.iter().map(evaluate).collect()
-        };
-        let mut recognised = 0;
         let source = match syntax {
             Syntax::Terraform(_) => Source::Terraform,
             Syntax::Bicep => Source::Bicep,
             Syntax::Yaml | Syntax::Json => Source::Unknown,
         };
-        for ((prefix, value), answers) in units.iter().zip(answers) {
+        let answers = self.evaluate_units(&units, syntax, source);
+        let mut recognised = 0;
+        for ((prefix, _), (native, answers)) in units.iter().zip(answers) {
             // The compute model natively: what stayed unresolved, and module addresses.
-            let native = computeguard_policy_core::read::normalize(value, source);
             let address = |display: &str| -> Option<String> {
                 let m = module?;
                 native
@@ -1095,7 +1078,128 @@ impl Scan<'_> {
     }
 }
 
+/// Every policy's answer for one unit, in the order of the run's policies.
+type Answers = Vec<Result<Response, EvalError>>;
+
+/// One item of a document (the document itself, or an item of a `List` or an export):
+/// its text, its compute model read natively, which policies decide it without its
+/// name, and its template.
+struct Unit {
+    json: String,
+    native: Vec<computeguard_policy_core::compute::Resource>,
+    blind: Vec<bool>,
+    template: Option<Template>,
+}
+
 impl Scan<'_> {
+    /// Every policy's answer for every unit, with each unit's compute model. The items
+    /// of a dump that share a template (the Pods of one ReplicaSet, the Jobs of one
+    /// CronJob) are evaluated once by the policies that decide without the name
+    /// ([`computeguard_policyset::template`]), and each item gets that answer with its
+    /// own name; every other policy, every item whose template no other item has, and
+    /// every item whose template's evaluation failed is evaluated as it is. Units run in
+    /// parallel when there are several.
+    fn evaluate_units(
+        &self,
+        units: &[(String, std::borrow::Cow<'_, serde_json::Value>)],
+        syntax: Syntax,
+        source: Source,
+    ) -> Vec<(Vec<computeguard_policy_core::compute::Resource>, Answers)> {
+        let many = units.len() > 1;
+        let read = |(_, value): &(String, std::borrow::Cow<'_, serde_json::Value>)| {
+            let json = value.to_string();
+            let native = computeguard_policy_core::read::normalize(value, source);
+            let blind: Vec<bool> = self
+                .policies
+                .iter()
+                .map(|p| many && p.name_blind_for(&native))
+                .collect();
+            let template = blind
+                .contains(&true)
+                .then(|| Template::of(value, &json, ""))
+                .flatten();
+            Unit {
+                json,
+                native,
+                blind,
+                template,
+            }
+        };
+        let read: Vec<Unit> = if many {
+            units.par_iter().map(read).collect()
+        } else {
+            units.iter().map(read).collect()
+        };
+        // The items each template stands for; a template only one item has is no saving,
+        // and that item is evaluated as it is.
+        let mut by_key: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, unit) in read.iter().enumerate() {
+            if let Some(t) = &unit.template {
+                by_key.entry(t.key()).or_default().push(i);
+            }
+        }
+        let mut groups: Vec<Vec<usize>> = by_key.into_values().filter(|g| g.len() > 1).collect();
+        groups.sort_unstable();
+        let mut group_of: Vec<Option<usize>> = vec![None; read.len()];
+        for (g, items) in groups.iter().enumerate() {
+            for &i in items {
+                group_of[i] = Some(g);
+            }
+        }
+        let evaluate = |json: &str, loaded: &Loaded| {
+            let mut request = Request::new(json.to_string(), self.as_of.clone());
+            if let Some(kind) = syntax.source_kind() {
+                request.source_kind = kind;
+            }
+            request.settings.clone_from(&loaded.settings_text);
+            loaded.policy.evaluate(&request)
+        };
+        let by_template: Vec<Vec<Option<Result<Response, EvalError>>>> = groups
+            .par_iter()
+            .map(|items| {
+                let unit = &read[items[0]];
+                let document = unit.template.as_ref().map_or("", |t| t.document());
+                self.policies
+                    .iter()
+                    .zip(&unit.blind)
+                    .map(|(loaded, blind)| blind.then(|| evaluate(document, loaded)))
+                    .collect()
+            })
+            .collect();
+        if !groups.is_empty() {
+            tracing::debug!(
+                items = units.len(),
+                templates = groups.len(),
+                answered = groups.iter().map(Vec::len).sum::<usize>(),
+                "a dump evaluated by template"
+            );
+        }
+        let answer = |(i, unit): (usize, Unit)| {
+            let from_template = unit
+                .template
+                .as_ref()
+                .zip(group_of[i].and_then(|g| by_template.get(g)));
+            let answers = self
+                .policies
+                .iter()
+                .enumerate()
+                .map(|(p, loaded)| match from_template {
+                    Some((t, answers)) if unit.blind[p] => match answers.get(p) {
+                        Some(Some(Ok(response))) => Ok(t.answer(response)),
+                        _ => evaluate(&unit.json, loaded),
+                    },
+                    _ => evaluate(&unit.json, loaded),
+                })
+                .collect();
+            (unit.native, answers)
+        };
+        if many {
+            read.into_par_iter().enumerate().map(answer).collect()
+        } else {
+            read.into_iter().enumerate().map(answer).collect()
+        }
+    }
+
     /// The message of a failed evaluation. Running out of sandbox memory names the CLI's
     /// own way to raise the limit.
     fn eval_message(&self, e: &computeguard_engine::EvalError) -> String {

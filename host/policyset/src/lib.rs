@@ -21,6 +21,7 @@ pub mod context;
 pub mod load;
 pub mod oci;
 pub mod suggest;
+pub mod template;
 pub mod verify;
 pub mod webhook;
 
