@@ -9,6 +9,7 @@
 //! ```
 //!
 //! Modes: `native` (prepared evaluator), `native_fresh` (pack decode + evaluate),
+//! `normalize` (JSON parse and `read::normalize` only),
 //! `component` (`Policy::evaluate`, fresh instance). The document is a
 //! `benches/src/lib.rs` id or `empty_document`. Setup (compiling the pack, loading
 //! the component) runs once before the loop; subtract a run with 0 iterations to
@@ -24,7 +25,9 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let (Some(mode), Some(doc), Some(n)) = (args.get(1), args.get(2), args.get(3)) else {
-        eprintln!("usage: profile native|native_fresh|component <document-id> <iterations>");
+        eprintln!(
+            "usage: profile native|native_fresh|normalize|component <document-id> <iterations>"
+        );
         return ExitCode::from(2);
     };
     let Ok(n) = n.parse::<u32>() else {
@@ -42,6 +45,21 @@ fn main() -> ExitCode {
     let settings = serde_json::json!({});
     let mut findings = 0;
     match mode.as_str() {
+        // Only the reading: the JSON parse and `read::normalize`, which the webhook's
+        // pre-check and the policy both run on every document.
+        "normalize" => {
+            for _ in 0..n {
+                let document: serde_json::Value = match serde_json::from_str(black_box(json)) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        eprintln!("{e}");
+                        return ExitCode::FAILURE;
+                    }
+                };
+                findings +=
+                    computeguard_policy_core::read::normalize(&document, Source::Unknown).len();
+            }
+        }
         "native" | "native_fresh" => {
             let pack = match computeguard_compiler::compile(BUILTIN_PACK_PATH, BUILTIN_PACK) {
                 Ok(c) => c.pack,
