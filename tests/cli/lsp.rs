@@ -827,6 +827,69 @@ fn saving_a_tfvars_rechecks_the_open_terraform_file() {
 }
 
 #[test]
+fn an_unsaved_tfvars_counts_for_the_open_terraform_file() {
+    // The open main.tf reads terraform.tfvars; edited in the editor and not saved, the
+    // buffer is what the author sees, so it is what the check of main.tf reads. Before,
+    // main.tf kept the size on disk until the tfvars was saved.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let main = dir.path().join("main.tf");
+    std::fs::write(
+        &main,
+        "variable \"gpu_size\" {\n  type = string\n}\n\n\
+         resource \"azurerm_kubernetes_cluster_node_pool\" \"gpu\" {\n\
+         \x20 name                  = \"gpu\"\n\
+         \x20 kubernetes_cluster_id = \"cluster\"\n\
+         \x20 vm_size               = var.gpu_size\n\
+         \x20 node_count            = 1\n}\n",
+    )
+    .expect("write");
+    let vars = dir.path().join("terraform.tfvars");
+    std::fs::write(&vars, "gpu_size = \"Standard_NC6\"\n").expect("write");
+    let client = Client::start(json!({"debounceMs": 20}));
+    let main_uri = client.open(&main);
+    let before = as_findings(&client.diagnostics(&main_uri));
+    assert!(
+        before.0.iter().any(|(r, _)| r == "sku-retired"),
+        "{before:?}"
+    );
+    let vars_uri = client.open(&vars);
+    let _ = client.diagnostics(&vars_uri);
+    let text = "gpu_size = \"Standard_NC4as_T4_v3\"\n";
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": vars_uri, "version": 2}, "contentChanges": [{"text": text}]}),
+    );
+    let after = as_findings(&client.diagnostics(&main_uri));
+    assert!(
+        !after.0.iter().any(|(r, _)| r == "sku-retired"),
+        "the unsaved size was not read: {after:?}"
+    );
+    // The disk still holds the old size; once it holds the buffer's, `check` agrees.
+    assert!(
+        std::fs::read_to_string(&vars)
+            .expect("read")
+            .contains("Standard_NC6\"")
+    );
+    std::fs::write(&vars, text).expect("write");
+    assert_eq!(after, check_json(&main));
+    // Closed without saving: the disk's text counts again.
+    std::fs::write(&vars, "gpu_size = \"Standard_NC6\"\n").expect("write");
+    client.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": vars_uri}}),
+    );
+    let _ = client.diagnostics(&vars_uri);
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": main_uri, "version": 2},
+            "contentChanges": [{"text": std::fs::read_to_string(&main).expect("read")}]}),
+    );
+    let closed = as_findings(&client.diagnostics(&main_uri));
+    assert_eq!(closed, before);
+    client.stop();
+}
+
+#[test]
 fn a_client_that_registers_watchers_is_asked_to_watch_the_configuration() {
     let client = Client::start_with(
         json!({"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}}),

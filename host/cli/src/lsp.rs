@@ -123,6 +123,14 @@ impl Backend {
 }
 
 impl computeguard_lsp::Checker for Backend {
+    fn open_documents(&mut self, documents: &[(&Path, &str)]) {
+        crate::scan::open::set(
+            documents
+                .iter()
+                .map(|(path, text)| (path.to_path_buf(), (*text).to_string())),
+        );
+    }
+
     fn check(&mut self, path: &Path, text: &str) -> Checked {
         let config = path.parent().and_then(Config::discover);
         if let Some(c) = &config

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 mod bicep;
 pub mod change;
 pub mod cost;
+pub mod open;
 pub mod quota;
 mod terraform;
 mod workspace;
@@ -568,6 +569,8 @@ impl Scan<'_> {
             return Ok(text.clone());
         }
         let limit = self.max_file_bytes;
+        // A file the editor holds open (a module, a parameters file) is read as it is there.
+        let open = open::text(&input.path);
         let too_large = |size: u64| {
             format!(
                 "file is {}, over the {} limit for one input; raise it with `--max-file-mib` or split the file",
@@ -575,6 +578,13 @@ impl Scan<'_> {
                 computeguard_engine::human_bytes(usize::try_from(limit).unwrap_or(usize::MAX))
             )
         };
+        if let Some(text) = open {
+            return if text.len() as u64 > limit {
+                Err(too_large(text.len() as u64))
+            } else {
+                Ok(text)
+            };
+        }
         let file =
             std::fs::File::open(&input.path).map_err(|e| format!("cannot read file: {e}"))?;
         if let Ok(meta) = file.metadata()
@@ -1292,7 +1302,7 @@ fn called_modules(inputs: &[Input]) -> std::collections::HashMap<PathBuf, String
         };
         let text = match &input.text {
             Some(t) => std::borrow::Cow::Borrowed(t.as_str()),
-            None => match std::fs::read_to_string(&input.path) {
+            None => match open::read_to_string(&input.path) {
                 Ok(t) => std::borrow::Cow::Owned(t),
                 Err(_) => continue,
             },
@@ -1451,7 +1461,7 @@ impl Scan<'_> {
 
 /// Reads and decodes a `--var-file` (`.tfvars` HCL or `.tfvars.json`).
 pub fn read_var_file(path: &Path) -> anyhow::Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path)
+    let text = open::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("--var-file `{}`: cannot read: {e}", path.display()))?;
     let json = path
         .file_name()

@@ -36,8 +36,11 @@
 //!
 //! - [`Checker`]: one file's text in, its findings ([`Checked`]) out; called on open, after
 //!   the debounce on change, and again for every open file after a watched file changed
-//!   ([`Checker::reload`] first) and for the other open files after one is saved (they may
-//!   read it from disk: a `.tfvars`, a parameter file, a module).
+//!   ([`Checker::reload`] first), and for the other open files after one is saved or after
+//!   a change to one they may read (a `.tf`, `.tfvars`, `.bicep`, `.bicepparam` or `.json`
+//!   file: variables, parameters, modules). Before each check the checker is given every
+//!   open document ([`Checker::open_documents`]), so it reads those files as the editor
+//!   holds them.
 //! - [`run`]: the server loop over a [`lsp_server::Connection`], until `shutdown`/`exit`.
 //!   Full-text sync; a change is checked [`DEFAULT_DEBOUNCE`] after the last keystroke
 //!   (`initializationOptions.debounceMs` sets it).
@@ -68,6 +71,11 @@ pub trait Checker {
     fn fixes(&mut self, _path: &Path, _text: &str) -> Vec<Fix> {
         Vec::new()
     }
+
+    /// Every open document's path and text, given before each [`Checker::check`]: a
+    /// check that reads another file (a `.tfvars`, a parameters file, a module) reads the
+    /// editor's text of it when it is open, saved or not.
+    fn open_documents(&mut self, _documents: &[(&Path, &str)]) {}
 
     /// A configuration or context file changed: forget what was loaded from it.
     fn reload(&mut self) {}

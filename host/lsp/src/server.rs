@@ -21,7 +21,7 @@ use lsp_types::{
     TextEdit, Uri, WorkspaceEdit,
 };
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// How long after the last change a document is checked again, unless
@@ -203,8 +203,15 @@ impl<C: Checker> Server<C> {
                         doc.text = change.text;
                     }
                     doc.version = Some(p.text_document.version);
-                    self.due
-                        .insert(p.text_document.uri, Instant::now() + self.debounce);
+                    let at = Instant::now() + self.debounce;
+                    // Another open document may read this one (a `.tfvars`, a parameters
+                    // file, a module): it is checked again with this text, debounced too.
+                    if read_by_others(&doc.path) {
+                        for uri in self.docs.keys() {
+                            self.due.insert(uri.clone(), at);
+                        }
+                    }
+                    self.due.insert(p.text_document.uri, at);
                 }
             }
             DidSaveTextDocument::METHOD => {
@@ -247,6 +254,12 @@ impl<C: Checker> Server<C> {
     }
 
     fn check(&mut self, connection: &Connection, uri: &Uri) -> anyhow::Result<()> {
+        let open: Vec<(&Path, &str)> = self
+            .docs
+            .values()
+            .map(|d| (d.path.as_path(), d.text.as_str()))
+            .collect();
+        self.checker.open_documents(&open);
         let Some(doc) = self.docs.get_mut(uri) else {
             return Ok(());
         };
@@ -466,4 +479,12 @@ fn publish(
             params,
         )))?;
     Ok(())
+}
+
+/// Whether a check of another file may read `path`: Terraform and Bicep files, variable
+/// and parameters files (`.json` ones included), which folders and module calls read.
+fn read_by_others(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "tf" | "tfvars" | "bicep" | "bicepparam" | "json"))
 }

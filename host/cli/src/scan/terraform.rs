@@ -193,7 +193,7 @@ pub fn module_files(call: &ModuleCall) -> Vec<ModuleFile> {
     let mut variables = TerraformVariables::default();
     variables.add_tfvars(&Value::Object(call.inputs.clone()));
     for (file, k) in &files {
-        let text = std::fs::read_to_string(file);
+        let text = crate::scan::open::read_to_string(file);
         let decoded = match &text {
             Ok(t) => parse(t, *k),
             Err(e) => Err(DecodeError {
@@ -337,7 +337,7 @@ fn declared_in(config: &Value) -> Vec<String> {
 }
 
 fn read(path: &Path, kind: Kind) -> Option<Document> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::scan::open::read_to_string(path).ok()?;
     parse(&text, kind).ok()
 }
 

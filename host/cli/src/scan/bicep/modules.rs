@@ -106,7 +106,7 @@ pub(in crate::scan) fn called_modules(inputs: &[Input]) -> HashMap<PathBuf, Stri
         }
         let text = match &input.text {
             Some(t) => std::borrow::Cow::Borrowed(t.as_str()),
-            None => match std::fs::read_to_string(&input.path) {
+            None => match crate::scan::open::read_to_string(&input.path) {
                 Ok(t) => std::borrow::Cow::Owned(t),
                 Err(_) => continue,
             },

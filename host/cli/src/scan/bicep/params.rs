@@ -65,7 +65,7 @@ pub fn is_parameters_json(doc: &Value) -> bool {
 ///
 /// The file cannot be read, is not valid, or is not a parameters file.
 pub fn read_param_file(path: &Path) -> anyhow::Result<ParamFile> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::scan::open::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("--param-file `{}`: cannot read: {e}", path.display()))?;
     parse_param_file(path, &text).map_err(|e| anyhow::anyhow!("--param-file {e}"))
 }
@@ -95,7 +95,7 @@ pub fn named_param_files(paths: &[PathBuf]) -> anyhow::Result<(Vec<ParamFile>, V
             }
             files.push(file);
         } else if json
-            && let Ok(text) = std::fs::read_to_string(p)
+            && let Ok(text) = crate::scan::open::read_to_string(p)
             && let Ok(file) = parse_param_file(p, &text)
         {
             files.push(file);
@@ -192,14 +192,14 @@ pub fn paired(path: &Path) -> Vec<ParamFile> {
     let mut out = Vec::new();
     let json_file = path.with_file_name(format!("{stem}.parameters.json"));
     if json_file.is_file()
-        && let Ok(text) = std::fs::read_to_string(&json_file)
+        && let Ok(text) = crate::scan::open::read_to_string(&json_file)
         && let Ok(p) = parse_param_file(&json_file, &text)
     {
         out.push(p);
     }
     let bicepparam = path.with_file_name(format!("{stem}.bicepparam"));
     if bicepparam.is_file()
-        && let Ok(text) = std::fs::read_to_string(&bicepparam)
+        && let Ok(text) = crate::scan::open::read_to_string(&bicepparam)
         && let Ok(p) = parse_param_file(&bicepparam, &text)
         && p.using.as_deref().is_some_and(|u| same_file(u, path))
     {
