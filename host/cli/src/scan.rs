@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 mod bicep;
 pub mod change;
 pub mod cost;
-pub mod open;
+pub(crate) mod open;
 pub mod quota;
 mod terraform;
 mod workspace;
