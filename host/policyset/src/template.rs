@@ -60,7 +60,32 @@ pub struct Template {
 /// every Kubernetes fixture).
 struct WithMetadata<'a> {
     fields: &'a serde_json::Map<String, Value>,
+    metadata: TemplateMetadata<'a>,
+}
+
+/// The object's `metadata` without the fields the API server fills in, its name written
+/// as the placeholder when there is one: written in place, without copying the mapping
+/// (which may hold `managedFields`, often most of a Pod's text).
+struct TemplateMetadata<'a> {
     metadata: &'a serde_json::Map<String, Value>,
+    placeholder: Option<&'a str>,
+}
+
+impl serde::Serialize for TemplateMetadata<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        for (k, v) in self.metadata {
+            if PER_OBJECT.contains(&k.as_str()) {
+                continue;
+            }
+            match self.placeholder {
+                Some(p) if k == "name" => map.serialize_entry(k, p)?,
+                _ => map.serialize_entry(k, v)?,
+            }
+        }
+        map.end()
+    }
 }
 
 impl serde::Serialize for WithMetadata<'_> {
@@ -72,7 +97,7 @@ impl serde::Serialize for WithMetadata<'_> {
                 continue;
             }
             if k == "metadata" {
-                map.serialize_entry(k, self.metadata)?;
+                map.serialize_entry(k, &self.metadata)?;
             } else {
                 map.serialize_entry(k, v)?;
             }
@@ -92,10 +117,6 @@ impl Template {
         let Some(Value::Object(metadata)) = fields.get("metadata") else {
             return None;
         };
-        let mut metadata = metadata.clone();
-        for f in PER_OBJECT {
-            metadata.remove(f);
-        }
         let mut name = None;
         if let Some(Value::String(real)) = metadata.get("name")
             && real.len() >= MIN_PLACEHOLDER
@@ -106,12 +127,12 @@ impl Template {
                 name = Some((placeholder, real.clone()));
             }
         }
-        if let Some((placeholder, _)) = &name {
-            metadata.insert("name".into(), Value::String(placeholder.clone()));
-        }
         let mut key = serde_json::to_string(&WithMetadata {
             fields,
-            metadata: &metadata,
+            metadata: TemplateMetadata {
+                metadata,
+                placeholder: name.as_ref().map(|(p, _)| p.as_str()),
+            },
         })
         .ok()?;
         let document_len = key.len();

@@ -69,7 +69,8 @@ pub struct ConnectionLabels {
 /// Labels of `computeguard_template_cache_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct TemplateLabels {
-    /// hit (answered from a template evaluated before) or miss (the template was evaluated).
+    /// hit (answered from a template seen before: its policies' answers, or that it declares
+    /// no compute) or miss (the template was evaluated).
     pub result: &'static str,
 }
 
@@ -110,8 +111,9 @@ pub struct Metrics {
     /// `computeguard_connections_waited_total`: new connections that waited for room
     /// (every connection that could make room was new or answering) and got in.
     pub connections_waited: Family<PortLabels, Counter>,
-    /// `computeguard_template_cache_total`: requests whose name-blind policies answered
-    /// from the template cache (hit) or evaluated the object's template (miss).
+    /// `computeguard_template_cache_total`: requests answered from the template cache (hit:
+    /// the name-blind policies' answers, or that the template declares no compute) or whose
+    /// name-blind policies evaluated the object's template (miss).
     pub templates: Family<TemplateLabels, Counter>,
 }
 
@@ -179,7 +181,7 @@ impl Default for Metrics {
         );
         registry.register(
             "template_cache",
-            "Requests whose name-blind policies answered from the template cache (hit) or evaluated the object's template (miss)",
+            "Requests answered from the template cache (hit: the name-blind policies' answers, or that the template declares no compute) or whose name-blind policies evaluated the object's template (miss)",
             templates.clone(),
         );
         Metrics {

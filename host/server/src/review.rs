@@ -6,7 +6,7 @@ use crate::admission::{Answer, Operation, Review};
 use crate::config::{Enforcement, FailureMode, WebhookConfig};
 use crate::decision::{Decision, Failure, Finding, Mode, Verdict};
 use crate::mutate;
-use crate::template::TemplateCache;
+use crate::template::{Kept, TemplateCache};
 use computeguard_engine::{Request, Response, SourceKind};
 use computeguard_policy_core::model::{self, Source};
 use computeguard_policyset::Severity;
@@ -182,17 +182,6 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
     {
         return decided(Decision::skip("excluded label"));
     }
-    // The decoders decide what is compute: anything they do not recognise is admitted
-    // without starting a sandbox.
-    let resources = model::normalize(&object, Source::Kubernetes);
-    if resources.is_empty() {
-        return decided(Decision::skip("no compute declared"));
-    }
-    if set.policies.iter().all(LoadedPolicy::only_compute_facts)
-        && !resources.iter().any(model::Resource::declares_compute)
-    {
-        return decided(Decision::skip("no compute fact declared"));
-    }
     let operation = match review.operation {
         Operation::Create => computeguard_engine::Operation::Create,
         Operation::Update => computeguard_engine::Operation::Update,
@@ -200,14 +189,80 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
         Operation::Connect => computeguard_engine::Operation::Connect,
     };
     let as_of = set.as_of.clone().unwrap_or_else(today);
-    let template = (set.templates.enabled()
-        && set.policies.iter().any(|p| p.name_blind_for(&resources)))
-    .then(|| {
-        let rest = format!("{:?}\n{as_of}", review.operation);
-        Template::of(&object, raw.get(), &rest)
-    })
-    .flatten();
-    let prepared = Prepared {
+    // The object's template, when the cache is on. A template seen before decides here,
+    // without reading the object's compute model: what its objects declare (and so
+    // whether they declare compute, and whether each policy is name-blind for them) is
+    // the same for all of them, since they differ only where no reader looks.
+    let template = set
+        .templates
+        .enabled()
+        .then(|| {
+            let rest = format!("{:?}\n{as_of}", review.operation);
+            Template::of(&object, raw.get(), &rest)
+        })
+        .flatten();
+    if let Some(t) = &template
+        && let Some(kept) = set.templates.get(t.key())
+    {
+        match &*kept {
+            Kept::Skipped(why) => {
+                let mut decision = Decision::skip(why);
+                decision.template = Some("hit");
+                return decided(decision);
+            }
+            Kept::Answers {
+                answers,
+                every: true,
+            } => {
+                let mut out = Outcome::default();
+                for (i, response) in answers {
+                    if let Some(loaded) = set.policies.get(*i) {
+                        out.add(set, loaded, t.answer(response));
+                    }
+                }
+                // Only a mutation reads the compute model (for the patch it proposes).
+                let resources = match mode {
+                    Mode::Mutate => model::normalize(&object, Source::Kubernetes),
+                    Mode::Validate => Vec::new(),
+                };
+                let prepared = Prepared {
+                    document: String::new(),
+                    object,
+                    resources,
+                    operation,
+                    subject: subject(review),
+                    template: None,
+                    as_of,
+                };
+                let mut decision = finish(set, prepared, mode, out);
+                decision.template = Some("hit");
+                return decided(decision);
+            }
+            // Some policy reads the name: the object is read and evaluated below, the
+            // name-blind policies answered from the template there.
+            Kept::Answers { .. } => {}
+        }
+    }
+    // The decoders decide what is compute: anything they do not recognise is admitted
+    // without starting a sandbox (and the template, when there is one, is kept as such).
+    let skip = |why: &'static str| {
+        if let Some(t) = &template {
+            set.templates
+                .insert(t.key().to_string(), Kept::Skipped(why));
+        }
+        decided(Decision::skip(why))
+    };
+    let resources = model::normalize(&object, Source::Kubernetes);
+    if resources.is_empty() {
+        return skip("no compute declared");
+    }
+    if set.policies.iter().all(LoadedPolicy::only_compute_facts)
+        && !resources.iter().any(model::Resource::declares_compute)
+    {
+        return skip("no compute fact declared");
+    }
+    let template = template.filter(|_| set.policies.iter().any(|p| p.name_blind_for(&resources)));
+    Precheck::Evaluate(Prepared {
         document: raw.get().to_string(),
         object,
         resources,
@@ -215,27 +270,7 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
         subject: subject(review),
         template,
         as_of,
-    };
-    // Every policy name-blind and this template answered before: decided without a
-    // sandbox, with the object's own name in the messages.
-    if let Some(t) = &prepared.template
-        && set
-            .policies
-            .iter()
-            .all(|p| p.name_blind_for(&prepared.resources))
-        && let Some(answers) = set.templates.get(t.key())
-    {
-        let mut out = Outcome::default();
-        for (i, response) in answers.iter() {
-            if let Some(loaded) = set.policies.get(*i) {
-                out.add(set, loaded, t.answer(response));
-            }
-        }
-        let mut decision = finish(set, prepared, mode, out);
-        decision.template = Some("hit");
-        return decided(decision);
-    }
-    Precheck::Evaluate(prepared)
+    })
 }
 
 /// What the policies answered, after the configuration.
@@ -325,7 +360,8 @@ pub async fn evaluate(
     let cached = prepared
         .template
         .as_ref()
-        .and_then(|t| set.templates.get(t.key()));
+        .and_then(|t| set.templates.get(t.key()))
+        .filter(|kept| matches!(**kept, Kept::Answers { .. }));
     let mut fresh: Vec<(usize, Response)> = Vec::new();
     let mut complete = true;
     let mut out = Outcome::default();
@@ -334,7 +370,7 @@ pub async fn evaluate(
             .template
             .as_ref()
             .filter(|_| loaded.name_blind_for(&prepared.resources));
-        if let (Some(t), Some(answers)) = (template, &cached)
+        if let (Some(t), Some(Kept::Answers { answers, .. })) = (template, cached.as_deref())
             && let Some((_, response)) = answers.iter().find(|(at, _)| *at == i)
         {
             out.add(set, loaded, t.answer(response));
@@ -370,7 +406,17 @@ pub async fn evaluate(
         (Some(_), Some(_)) => Some("hit"),
         (Some(t), None) => {
             if complete && !fresh.is_empty() {
-                set.templates.insert(t.key().to_string(), fresh);
+                let every = set
+                    .policies
+                    .iter()
+                    .all(|p| p.name_blind_for(&prepared.resources));
+                set.templates.insert(
+                    t.key().to_string(),
+                    Kept::Answers {
+                        answers: fresh,
+                        every,
+                    },
+                );
             }
             Some("miss")
         }

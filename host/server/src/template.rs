@@ -10,8 +10,23 @@ use computeguard_engine::Response;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-/// The answers of the name-blind policies for one template, by policy index.
-pub(crate) type Answers = Arc<Vec<(usize, Response)>>;
+/// What the cache keeps for one template: what every object made from it is answered.
+#[derive(Debug)]
+pub(crate) enum Kept {
+    /// Admitted without a sandbox, for this reason: nothing the objects declare is
+    /// compute for the policies (`review::prepare`).
+    Skipped(&'static str),
+    /// The name-blind policies' answers, by policy index. `every`: every policy was
+    /// name-blind for the objects, so a request is decided from these alone, without
+    /// reading its compute model.
+    Answers {
+        answers: Vec<(usize, Response)>,
+        every: bool,
+    },
+}
+
+/// A kept entry, shared with the requests that read it.
+pub(crate) type Answers = Arc<Kept>;
 
 /// Templates already evaluated, bounded in entries and bytes, oldest evicted first.
 pub struct TemplateCache {
@@ -58,12 +73,15 @@ impl TemplateCache {
         entries.map.get(key).map(|(a, _)| a.clone())
     }
 
-    pub(crate) fn insert(&self, key: String, answers: Vec<(usize, Response)>) {
+    pub(crate) fn insert(&self, key: String, kept: Kept) {
         let size = key.len()
-            + answers
-                .iter()
-                .map(|(_, r)| response_bytes(r))
-                .sum::<usize>();
+            + match &kept {
+                Kept::Skipped(why) => 16 + why.len(),
+                Kept::Answers { answers, .. } => answers
+                    .iter()
+                    .map(|(_, r)| response_bytes(r))
+                    .sum::<usize>(),
+            };
         if !self.enabled() || size > self.max_bytes {
             return;
         }
@@ -84,7 +102,7 @@ impl TemplateCache {
         }
         entries.bytes += size;
         entries.order.push_back(key.clone());
-        entries.map.insert(key, (Arc::new(answers), size));
+        entries.map.insert(key, (Arc::new(kept), size));
     }
 }
 
@@ -115,24 +133,31 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
+    fn none() -> Kept {
+        Kept::Answers {
+            answers: Vec::new(),
+            every: true,
+        }
+    }
+
     #[test]
     fn the_cache_is_bounded_in_entries_and_bytes_and_evicts_the_oldest() {
         let cache = TemplateCache::new(2, 1 << 20);
         for k in ["a", "b", "c"] {
-            cache.insert(k.to_string(), Vec::new());
+            cache.insert(k.to_string(), none());
         }
         assert_eq!(cache.len(), 2);
         assert!(cache.get("a").is_none());
         assert!(cache.get("b").is_some() && cache.get("c").is_some());
         let small = TemplateCache::new(100, 200);
-        small.insert("x".repeat(250), Vec::new());
+        small.insert("x".repeat(250), none());
         assert_eq!(small.len(), 0, "an entry over the byte bound is not kept");
-        small.insert("y".repeat(120), Vec::new());
-        small.insert("z".repeat(120), Vec::new());
+        small.insert("y".repeat(120), none());
+        small.insert("z".repeat(120), none());
         assert_eq!(small.len(), 1, "the older entry made room");
         assert!(small.get(&"z".repeat(120)).is_some());
         let off = TemplateCache::new(0, 1 << 20);
-        off.insert("a".into(), Vec::new());
+        off.insert("a".into(), none());
         assert!(!off.enabled() && off.is_empty());
     }
 }
