@@ -775,11 +775,9 @@ fn min_nodes_zero_has_a_fix_that_sets_the_minimum_to_zero() {
     );
 }
 
-/// A `.tfvars` open beside the Terraform file that reads it: when it is saved, the open
-/// `.tf` is checked again with the saved values (what `check` then finds), though its own
-/// text did not change.
-#[test]
-fn saving_a_tfvars_rechecks_the_open_terraform_file() {
+/// A Terraform GPU pool whose size comes from `var.gpu_size`, and the `terraform.tfvars`
+/// beside it that sets the retired Standard_NC6: (folder, main.tf, terraform.tfvars).
+fn gpu_pool_and_tfvars() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let main = dir.path().join("main.tf");
     std::fs::write(
@@ -794,6 +792,15 @@ fn saving_a_tfvars_rechecks_the_open_terraform_file() {
     .expect("write");
     let vars = dir.path().join("terraform.tfvars");
     std::fs::write(&vars, "gpu_size = \"Standard_NC6\"\n").expect("write");
+    (dir, main, vars)
+}
+
+/// A `.tfvars` open beside the Terraform file that reads it: when it is saved, the open
+/// `.tf` is checked again with the saved values (what `check` then finds), though its own
+/// text did not change.
+#[test]
+fn saving_a_tfvars_rechecks_the_open_terraform_file() {
+    let (_dir, main, vars) = gpu_pool_and_tfvars();
     let client = Client::start(json!({"debounceMs": 20}));
     let main_uri = client.open(&main);
     let before = as_findings(&client.diagnostics(&main_uri));
@@ -831,20 +838,7 @@ fn an_unsaved_tfvars_counts_for_the_open_terraform_file() {
     // The open main.tf reads terraform.tfvars; edited in the editor and not saved, the
     // buffer is what the author sees, so it is what the check of main.tf reads. Before,
     // main.tf kept the size on disk until the tfvars was saved.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let main = dir.path().join("main.tf");
-    std::fs::write(
-        &main,
-        "variable \"gpu_size\" {\n  type = string\n}\n\n\
-         resource \"azurerm_kubernetes_cluster_node_pool\" \"gpu\" {\n\
-         \x20 name                  = \"gpu\"\n\
-         \x20 kubernetes_cluster_id = \"cluster\"\n\
-         \x20 vm_size               = var.gpu_size\n\
-         \x20 node_count            = 1\n}\n",
-    )
-    .expect("write");
-    let vars = dir.path().join("terraform.tfvars");
-    std::fs::write(&vars, "gpu_size = \"Standard_NC6\"\n").expect("write");
+    let (_dir, main, vars) = gpu_pool_and_tfvars();
     let client = Client::start(json!({"debounceMs": 20}));
     let main_uri = client.open(&main);
     let before = as_findings(&client.diagnostics(&main_uri));
