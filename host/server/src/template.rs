@@ -29,6 +29,11 @@ pub(crate) enum Kept {
 pub(crate) type Answers = Arc<Kept>;
 
 /// Templates already evaluated, bounded in entries and bytes, oldest evicted first.
+///
+/// Templates kept as declaring no compute ([`Kept::Skipped`]) hold at most a quarter of
+/// each bound and only ever evict each other: a stream of different plain Pods (the Pods
+/// of many Jobs) cannot push the policies' answers for GPU workloads out, each of which
+/// costs a sandboxed evaluation to get again.
 pub struct TemplateCache {
     max_entries: usize,
     max_bytes: usize,
@@ -38,8 +43,33 @@ pub struct TemplateCache {
 #[derive(Default)]
 struct Entries {
     map: HashMap<Arc<str>, (Answers, usize)>,
-    order: VecDeque<Arc<str>>,
+    /// Keys of kept answers, oldest first.
+    answers: VecDeque<Arc<str>>,
+    /// Keys of kept "no compute", oldest first.
+    skipped: VecDeque<Arc<str>>,
     bytes: usize,
+    skipped_bytes: usize,
+}
+
+impl Entries {
+    /// Drops the oldest entry of one kind; false when there is none.
+    fn evict(&mut self, skipped: bool) -> bool {
+        let queue = if skipped {
+            &mut self.skipped
+        } else {
+            &mut self.answers
+        };
+        let Some(oldest) = queue.pop_front() else {
+            return false;
+        };
+        if let Some((_, freed)) = self.map.remove(&oldest) {
+            self.bytes -= freed;
+            if skipped {
+                self.skipped_bytes -= freed;
+            }
+        }
+        true
+    }
 }
 
 impl TemplateCache {
@@ -74,6 +104,7 @@ impl TemplateCache {
     }
 
     pub(crate) fn insert(&self, key: String, kept: Kept) {
+        let skipped = matches!(kept, Kept::Skipped(_));
         let size = key.len()
             + match &kept {
                 Kept::Skipped(why) => 16 + why.len(),
@@ -82,7 +113,12 @@ impl TemplateCache {
                     .map(|(_, r)| response_bytes(r))
                     .sum::<usize>(),
             };
-        if !self.enabled() || size > self.max_bytes {
+        let (max_entries, max_bytes) = if skipped {
+            (self.max_entries / 4, self.max_bytes / 4)
+        } else {
+            (self.max_entries, self.max_bytes)
+        };
+        if !self.enabled() || max_entries == 0 || size > max_bytes {
             return;
         }
         let Ok(mut entries) = self.inner.lock() else {
@@ -92,16 +128,32 @@ impl TemplateCache {
         if entries.map.contains_key(&key) {
             return;
         }
-        while entries.map.len() >= self.max_entries || entries.bytes + size > self.max_bytes {
-            let Some(oldest) = entries.order.pop_front() else {
-                break;
+        let full = |e: &Entries| {
+            e.map.len() >= self.max_entries
+                || e.bytes + size > self.max_bytes
+                || (skipped
+                    && (e.skipped.len() >= max_entries || e.skipped_bytes + size > max_bytes))
+        };
+        while full(&entries) {
+            // "No compute" makes room among its own kind only. Answers take the room of
+            // "no compute" first (learnt again by a native read, some µs), then of the
+            // oldest answers (each a sandboxed evaluation to get again).
+            let made_room = if skipped {
+                entries.evict(true)
+            } else {
+                entries.evict(true) || entries.evict(false)
             };
-            if let Some((_, freed)) = entries.map.remove(&oldest) {
-                entries.bytes -= freed;
+            if !made_room {
+                return;
             }
         }
         entries.bytes += size;
-        entries.order.push_back(key.clone());
+        if skipped {
+            entries.skipped_bytes += size;
+            entries.skipped.push_back(key.clone());
+        } else {
+            entries.answers.push_back(key.clone());
+        }
         entries.map.insert(key, (Arc::new(kept), size));
     }
 }
@@ -138,6 +190,41 @@ mod tests {
             answers: Vec::new(),
             every: true,
         }
+    }
+
+    #[test]
+    fn templates_without_compute_never_push_answers_out() {
+        let cache = TemplateCache::new(8, 1 << 20);
+        cache.insert("gpu-a".into(), none());
+        cache.insert("gpu-b".into(), none());
+        for i in 0..100 {
+            cache.insert(
+                format!("plain-{i}"),
+                Kept::Skipped("no compute fact declared"),
+            );
+        }
+        assert!(cache.get("gpu-a").is_some() && cache.get("gpu-b").is_some());
+        // A quarter of the 8 entries for "no compute", the newest kept.
+        assert_eq!(cache.len(), 4);
+        assert!(cache.get("plain-99").is_some() && cache.get("plain-97").is_none());
+        // Answers still fill the cache: "no compute" goes first, then the oldest answers.
+        for i in 0..6 {
+            cache.insert(format!("gpu-{i}"), none());
+        }
+        assert_eq!(cache.len(), 8);
+        assert!(
+            cache.get("gpu-a").is_some(),
+            "answers went first only when needed"
+        );
+        for i in 6..20 {
+            cache.insert(format!("gpu-{i}"), none());
+        }
+        assert_eq!(cache.len(), 8);
+        assert!(cache.get("gpu-19").is_some() && cache.get("gpu-a").is_none());
+        // Too small a cache for a quarter keeps no "no compute" at all.
+        let tiny = TemplateCache::new(3, 1 << 20);
+        tiny.insert("plain".into(), Kept::Skipped("no compute fact declared"));
+        assert!(tiny.is_empty());
     }
 
     #[test]
