@@ -30,7 +30,7 @@ pub(crate) type Answers = Arc<Kept>;
 
 /// Templates already evaluated, bounded in entries and bytes, oldest evicted first.
 ///
-/// Templates kept as declaring no compute ([`Kept::Skipped`]) hold at most a quarter of
+/// Templates kept as declaring no compute (`Kept::Skipped`) hold at most a quarter of
 /// each bound and only ever evict each other: a stream of different plain Pods (the Pods
 /// of many Jobs) cannot push the policies' answers for GPU workloads out, each of which
 /// costs a sandboxed evaluation to get again.
