@@ -155,6 +155,11 @@ impl Template {
         &self.key
     }
 
+    /// The key, given up: what a cache keeps the template's answer by, without a copy.
+    pub fn into_key(self) -> String {
+        self.key
+    }
+
     /// `response` (the template's answer) as the object's: its name where the
     /// placeholder is.
     pub fn answer(&self, response: &Response) -> Response {

@@ -127,6 +127,9 @@ pub struct Prepared {
     subject: String,
     /// The object's template, when some policy is name-blind and the cache is on.
     template: Option<Template>,
+    /// What the cache held for the template when [`prepare`] looked (answers that some
+    /// policies, not all, could take), so [`evaluate`] does not look again.
+    kept: Option<crate::template::Answers>,
     /// The evaluation date.
     as_of: String,
 }
@@ -201,10 +204,9 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
             Template::of(&object, raw.get(), &rest)
         })
         .flatten();
-    if let Some(t) = &template
-        && let Some(kept) = set.templates.get(t.key())
-    {
-        match &*kept {
+    let kept = template.as_ref().and_then(|t| set.templates.get(t.key()));
+    if let (Some(t), Some(kept)) = (&template, &kept) {
+        match &**kept {
             Kept::Skipped(why) => {
                 let mut decision = Decision::skip(why);
                 decision.template = Some("hit");
@@ -232,6 +234,7 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
                     operation,
                     subject: subject(review),
                     template: None,
+                    kept: None,
                     as_of,
                 };
                 let mut decision = finish(set, prepared, mode, out);
@@ -245,21 +248,21 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
     }
     // The decoders decide what is compute: anything they do not recognise is admitted
     // without starting a sandbox (and the template, when there is one, is kept as such).
-    let skip = |why: &'static str| {
-        if let Some(t) = &template {
-            set.templates
-                .insert(t.key().to_string(), Kept::Skipped(why));
-        }
-        decided(Decision::skip(why))
-    };
     let resources = model::normalize(&object, Source::Kubernetes);
-    if resources.is_empty() {
-        return skip("no compute declared");
-    }
-    if set.policies.iter().all(LoadedPolicy::only_compute_facts)
+    let skipped = if resources.is_empty() {
+        Some("no compute declared")
+    } else if set.policies.iter().all(LoadedPolicy::only_compute_facts)
         && !resources.iter().any(model::Resource::declares_compute)
     {
-        return skip("no compute fact declared");
+        Some("no compute fact declared")
+    } else {
+        None
+    };
+    if let Some(why) = skipped {
+        if let Some(t) = template {
+            set.templates.insert(t.into_key(), Kept::Skipped(why));
+        }
+        return decided(Decision::skip(why));
     }
     let template = template.filter(|_| set.policies.iter().any(|p| p.name_blind_for(&resources)));
     Precheck::Evaluate(Prepared {
@@ -269,6 +272,7 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
         operation,
         subject: subject(review),
         template,
+        kept: kept.filter(|k| matches!(**k, Kept::Answers { .. })),
         as_of,
     })
 }
@@ -345,7 +349,7 @@ impl Outcome {
 /// `Policy::evaluate_async`); [`crate::lanes`] decides where a long one goes on.
 pub async fn evaluate(
     set: &PolicySet,
-    prepared: Prepared,
+    mut prepared: Prepared,
     mode: Mode,
     deadline: Instant,
 ) -> Decision {
@@ -357,11 +361,7 @@ pub async fn evaluate(
         as_of: prepared.as_of.clone(),
     };
     // The name-blind policies' answers for this template, when another object had it.
-    let cached = prepared
-        .template
-        .as_ref()
-        .and_then(|t| set.templates.get(t.key()))
-        .filter(|kept| matches!(**kept, Kept::Answers { .. }));
+    let cached = prepared.kept.take();
     let mut fresh: Vec<(usize, Response)> = Vec::new();
     let mut complete = true;
     let mut out = Outcome::default();
@@ -401,7 +401,7 @@ pub async fn evaluate(
             Err(e) => out.fail(set, loaded, &e),
         }
     }
-    let template = match (&prepared.template, cached) {
+    let template = match (prepared.template.take(), cached) {
         (None, _) => None,
         (Some(_), Some(_)) => Some("hit"),
         (Some(t), None) => {
@@ -411,7 +411,7 @@ pub async fn evaluate(
                     .iter()
                     .all(|p| p.name_blind_for(&prepared.resources));
                 set.templates.insert(
-                    t.key().to_string(),
+                    t.into_key(),
                     Kept::Answers {
                         answers: fresh,
                         every,
