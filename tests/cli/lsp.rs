@@ -164,8 +164,11 @@ fn check_json(path: &Path) -> (BTreeSet<(String, u64)>, BTreeSet<u64>) {
     (findings, unresolved)
 }
 
+/// (rule, line) of every finding, and the lines of the unresolved facts.
+type Shown = (BTreeSet<(String, u64)>, BTreeSet<u64>);
+
 /// The diagnostics as check's findings: (code, 1-based line), the unresolved apart.
-fn as_findings(diagnostics: &[Value]) -> (BTreeSet<(String, u64)>, BTreeSet<u64>) {
+fn as_findings(diagnostics: &[Value]) -> Shown {
     let line = |d: &Value| d["range"]["start"]["line"].as_u64().unwrap_or(0) + 1;
     let code = |d: &Value| d["code"].as_str().unwrap_or_default().to_string();
     (
@@ -795,6 +798,31 @@ fn gpu_pool_and_tfvars() -> (tempfile::TempDir, std::path::PathBuf, std::path::P
     (dir, main, vars)
 }
 
+/// A `terraform.tfvars` that sets a current size.
+const CURRENT_SIZE: &str = "gpu_size = \"Standard_NC4as_T4_v3\"\n";
+
+/// Opens `main` (its retired size found) and then `vars`: (main's uri, vars' uri, main's
+/// first findings).
+fn open_pool_then_tfvars(client: &Client, main: &Path, vars: &Path) -> (String, String, Shown) {
+    let main_uri = client.open(main);
+    let before = as_findings(&client.diagnostics(&main_uri));
+    assert!(
+        before.0.iter().any(|(r, _)| r == "sku-retired"),
+        "{before:?}"
+    );
+    let vars_uri = client.open(vars);
+    let _ = client.diagnostics(&vars_uri);
+    (main_uri, vars_uri, before)
+}
+
+/// The editor's buffer of `uri` becomes `text` (version 2), not saved.
+fn edit(client: &Client, uri: &str, text: &str) {
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text}]}),
+    );
+}
+
 /// A `.tfvars` open beside the Terraform file that reads it: when it is saved, the open
 /// `.tf` is checked again with the saved values (what `check` then finds), though its own
 /// text did not change.
@@ -802,21 +830,11 @@ fn gpu_pool_and_tfvars() -> (tempfile::TempDir, std::path::PathBuf, std::path::P
 fn saving_a_tfvars_rechecks_the_open_terraform_file() {
     let (_dir, main, vars) = gpu_pool_and_tfvars();
     let client = Client::start(json!({"debounceMs": 20}));
-    let main_uri = client.open(&main);
-    let before = as_findings(&client.diagnostics(&main_uri));
+    let (main_uri, vars_uri, before) = open_pool_then_tfvars(&client, &main, &vars);
     assert_eq!(before, check_json(&main));
-    assert!(
-        before.0.iter().any(|(r, _)| r == "sku-retired"),
-        "{before:?}"
-    );
-    let vars_uri = client.open(&vars);
-    let _ = client.diagnostics(&vars_uri);
     // Edited in the editor, then saved: a current size.
-    let text = "gpu_size = \"Standard_NC4as_T4_v3\"\n";
-    client.notify(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": vars_uri, "version": 2}, "contentChanges": [{"text": text}]}),
-    );
+    let text = CURRENT_SIZE;
+    edit(&client, &vars_uri, text);
     std::fs::write(&vars, text).expect("write");
     client.notify(
         "textDocument/didSave",
@@ -840,19 +858,9 @@ fn an_unsaved_tfvars_counts_for_the_open_terraform_file() {
     // main.tf kept the size on disk until the tfvars was saved.
     let (_dir, main, vars) = gpu_pool_and_tfvars();
     let client = Client::start(json!({"debounceMs": 20}));
-    let main_uri = client.open(&main);
-    let before = as_findings(&client.diagnostics(&main_uri));
-    assert!(
-        before.0.iter().any(|(r, _)| r == "sku-retired"),
-        "{before:?}"
-    );
-    let vars_uri = client.open(&vars);
-    let _ = client.diagnostics(&vars_uri);
-    let text = "gpu_size = \"Standard_NC4as_T4_v3\"\n";
-    client.notify(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": vars_uri, "version": 2}, "contentChanges": [{"text": text}]}),
-    );
+    let (main_uri, vars_uri, before) = open_pool_then_tfvars(&client, &main, &vars);
+    let text = CURRENT_SIZE;
+    edit(&client, &vars_uri, text);
     let after = as_findings(&client.diagnostics(&main_uri));
     assert!(
         !after.0.iter().any(|(r, _)| r == "sku-retired"),
@@ -873,10 +881,10 @@ fn an_unsaved_tfvars_counts_for_the_open_terraform_file() {
         json!({"textDocument": {"uri": vars_uri}}),
     );
     let _ = client.diagnostics(&vars_uri);
-    client.notify(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": main_uri, "version": 2},
-            "contentChanges": [{"text": std::fs::read_to_string(&main).expect("read")}]}),
+    edit(
+        &client,
+        &main_uri,
+        &std::fs::read_to_string(&main).expect("read"),
     );
     let closed = as_findings(&client.diagnostics(&main_uri));
     assert_eq!(closed, before);

@@ -399,23 +399,25 @@ fn targets(reader: &Scan<'_>, files: &[Input], report: &Report) -> Vec<Target> {
                 continue;
             };
             let source = source_of(file);
-            for (prefix, r, line) in considered_resources(&m.doc, source) {
-                let mut search: Vec<(std::path::PathBuf, String)> =
-                    m.chain.iter().rev().cloned().collect();
-                for (path, shown) in siblings(&m.chain) {
-                    if !search.iter().any(|(p, _)| same_path(p, &path)) {
-                        search.push((path, shown));
-                    }
+            // Where a size may be set: the files on the way, innermost first, then their
+            // folders' variables and parameters files (the same for each resource).
+            let mut search: Vec<(std::path::PathBuf, String)> =
+                m.chain.iter().rev().cloned().collect();
+            for (path, shown) in siblings(&m.chain) {
+                if !search.iter().any(|(p, _)| same_path(p, &path)) {
+                    search.push((path, shown));
                 }
+            }
+            for (prefix, r, line) in considered_resources(&m.doc, source) {
                 out.push(Target {
                     input: i,
                     document: m.doc.index,
-                    prefix: prefix.clone(),
+                    prefix,
                     module: Some(ModuleTarget {
                         name: m.name.clone(),
                         resource_name: m.resource_name(&r),
                         via: m.via.clone(),
-                        search,
+                        search: search.clone(),
                         tree: tree.clone(),
                     }),
                     resource: r,
@@ -434,13 +436,8 @@ fn considered_resources(
     doc: &computeguard_decode::Document,
     source: computeguard_policy_core::compute::Source,
 ) -> Vec<(String, Resource, u32)> {
-    let units: Vec<(String, serde_json::Value)> = match read::parts(&doc.value) {
-        Some(parts) => parts
-            .into_iter()
-            .map(|(p, v)| (p, v.into_owned()))
-            .collect(),
-        None => vec![(String::new(), doc.value.clone())],
-    };
+    let units = read::parts(&doc.value)
+        .unwrap_or_else(|| vec![(String::new(), std::borrow::Cow::Borrowed(&doc.value))]);
     let mut out = Vec::new();
     for (prefix, value) in units {
         for r in read::normalize(&value, source) {
