@@ -9,10 +9,10 @@
 
 use crate::compute::Resource;
 use cel_interpreter::Value as Cel;
-use cel_interpreter::objects::{Key, Map};
+use cel_interpreter::objects::{FastHashMap, Key, Map};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 /// Any serializable value, through cel-interpreter's serializer.
@@ -46,7 +46,7 @@ pub(crate) fn key(s: &str) -> Key {
 }
 
 pub(crate) fn map(entries: impl ExactSizeIterator<Item = (Key, Cel)>) -> Cel {
-    let mut m = HashMap::with_capacity(entries.len());
+    let mut m = FastHashMap::with_capacity_and_hasher(entries.len(), Default::default());
     m.extend(entries);
     Cel::Map(Map { map: Arc::new(m) })
 }

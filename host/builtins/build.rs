@@ -27,6 +27,7 @@ fn main() {
         "guest",
         "wit",
         "policies",
+        "vendor",
         "Cargo.lock",
         "Cargo.toml",
     ] {

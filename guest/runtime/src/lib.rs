@@ -124,6 +124,11 @@ impl Guest for Runtime {
             let _ = settings_schema(e);
         }
         reserve_heap();
+        #[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+        // SAFETY: the component is single-threaded, and nothing else is allocating.
+        unsafe {
+            HEAP.start_fresh();
+        }
     }
 }
 

@@ -2,7 +2,7 @@ use crate::magic::{Function, FunctionRegistry, IntoFunction};
 use crate::objects::{TryIntoValue, Value};
 use crate::{functions, ExecutionError};
 use cel_parser::Expression;
-use std::collections::HashMap;
+use crate::objects::FastHashMap as HashMap;
 
 /// Context is a collection of variables and functions that can be used
 /// by the interpreter to resolve expressions.

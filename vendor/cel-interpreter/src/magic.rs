@@ -2,7 +2,6 @@ use crate::macros::{impl_conversions, impl_handler};
 use crate::resolvers::{AllArguments, Argument};
 use crate::{ExecutionError, Expression, FunctionContext, ResolveResult, Value};
 use cel_parser::ast::Expr;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 impl_conversions!(
@@ -303,7 +302,7 @@ impl_handler!(C1, C2, C3, C4, C5, C6, C7, C8, C9);
 
 #[derive(Default)]
 pub struct FunctionRegistry {
-    functions: HashMap<String, Function>,
+    functions: crate::objects::FastHashMap<String, Function>,
 }
 
 impl FunctionRegistry {

@@ -5,6 +5,10 @@ use cel_parser::ast::{operators, EntryExpr, Expr};
 use cel_parser::reference::Val;
 use std::cmp::Ordering;
 use std::collections::HashMap;
+
+/// The hash map CEL maps are made of: std's map with foldhash's per-map seeded hasher
+/// instead of SipHash (computeguard's patch, vendor/README.md).
+pub type FastHashMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use std::convert::{Infallible, TryFrom, TryInto};
 use std::fmt::{Display, Formatter};
 use std::ops;
@@ -14,7 +18,7 @@ use std::sync::Arc;
 #[derive(Debug, PartialEq, Clone)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Map {
-    pub map: Arc<HashMap<Key, Value>>,
+    pub map: Arc<FastHashMap<Key, Value>>,
 }
 
 impl PartialOrd for Map {
@@ -127,9 +131,9 @@ impl TryInto<Key> for Value {
 }
 
 // Implement conversion from HashMap<K, V> into CelMap
-impl<K: Into<Key>, V: Into<Value>> From<HashMap<K, V>> for Map {
-    fn from(map: HashMap<K, V>) -> Self {
-        let mut new_map = HashMap::with_capacity(map.len());
+impl<K: Into<Key>, V: Into<Value>, S> From<HashMap<K, V, S>> for Map {
+    fn from(map: HashMap<K, V, S>) -> Self {
+        let mut new_map = FastHashMap::with_capacity_and_hasher(map.len(), Default::default());
         for (k, v) in map {
             new_map.insert(k.into(), v.into());
         }
@@ -404,8 +408,8 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 }
 
 // Convert HashMap<K, V> to Value
-impl<K: Into<Key>, V: Into<Value>> From<HashMap<K, V>> for Value {
-    fn from(v: HashMap<K, V>) -> Self {
+impl<K: Into<Key>, V: Into<Value>, S> From<HashMap<K, V, S>> for Value {
+    fn from(v: HashMap<K, V, S>) -> Self {
         Value::Map(v.into())
     }
 }
@@ -655,7 +659,8 @@ impl Value {
                 Value::List(list.into()).into()
             }
             Expr::Map(map_expr) => {
-                let mut map = HashMap::with_capacity(map_expr.entries.len());
+                let mut map =
+                    FastHashMap::with_capacity_and_hasher(map_expr.entries.len(), Default::default());
                 for entry in map_expr.entries.iter() {
                     let (k, v) = match &entry.expr {
                         EntryExpr::StructField(_) => panic!("WAT?"),

@@ -324,7 +324,7 @@ impl ser::Serializer for Serializer {
     where
         T: ?Sized + Serialize,
     {
-        Ok(HashMap::from_iter([(variant.to_string(), value.serialize(Serializer)?)]).into())
+        Ok(HashMap::<_, _>::from_iter([(variant.to_string(), value.serialize(Serializer)?)]).into())
     }
 
     fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
@@ -471,7 +471,7 @@ impl ser::SerializeTupleVariant for SerializeTupleVariant {
     }
 
     fn end(self) -> Result<Value> {
-        let map = HashMap::from_iter([(self.name, Arc::new(self.vec))]);
+        let map = HashMap::<_, _>::from_iter([(self.name, Arc::new(self.vec))]);
         Ok(map.into())
     }
 }
