@@ -5,15 +5,15 @@ use cel_parser::ast::{operators, EntryExpr, Expr};
 use cel_parser::reference::Val;
 use std::cmp::Ordering;
 use std::collections::HashMap;
-
-/// The hash map CEL maps are made of: std's map with foldhash's per-map seeded hasher
-/// instead of SipHash (computeguard's patch, vendor/README.md).
-pub type FastHashMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use std::convert::{Infallible, TryFrom, TryInto};
 use std::fmt::{Display, Formatter};
 use std::ops;
 use std::ops::Deref;
 use std::sync::Arc;
+
+/// The hash map CEL maps are made of: std's map with foldhash's per-map seeded hasher
+/// instead of SipHash (computeguard's patch, vendor/README.md).
+pub type FastHashMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 #[derive(Debug, PartialEq, Clone)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]

@@ -3,7 +3,10 @@
 // from [serde_json](https://github.com/serde-rs/json/blob/master/src/value/ser.rs),
 // also mentioned in the [serde documentation](https://serde.rs/).
 
-use crate::{objects::Key, Value};
+use crate::{
+    objects::{FastHashMap, Key, Map},
+    Value,
+};
 use serde::{
     ser::{self, Impossible, SerializeStruct},
     Serialize,
@@ -360,7 +363,7 @@ impl ser::Serializer for Serializer {
 
     fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
         Ok(SerializeMap {
-            map: HashMap::new(),
+            map: FastHashMap::default(),
             next_key: None,
         })
     }
@@ -378,7 +381,7 @@ impl ser::Serializer for Serializer {
     ) -> Result<Self::SerializeStructVariant> {
         Ok(SerializeStructVariant {
             name: String::from(variant),
-            map: HashMap::new(),
+            map: FastHashMap::default(),
         })
     }
 }
@@ -393,13 +396,13 @@ pub struct SerializeTupleVariant {
 }
 
 pub struct SerializeMap {
-    map: HashMap<Key, Value>,
+    map: FastHashMap<Key, Value>,
     next_key: Option<Key>,
 }
 
 pub struct SerializeStructVariant {
     name: String,
-    map: HashMap<Key, Value>,
+    map: FastHashMap<Key, Value>,
 }
 
 #[cfg(feature = "chrono")]
@@ -504,7 +507,10 @@ impl ser::SerializeMap for SerializeMap {
     }
 
     fn end(self) -> Result<Value> {
-        Ok(self.map.into())
+        // The map is already the one a `Value::Map` holds: no second pass to rebuild it.
+        Ok(Value::Map(Map {
+            map: Arc::new(self.map),
+        }))
     }
 }
 
@@ -538,7 +544,10 @@ impl ser::SerializeStructVariant for SerializeStructVariant {
     }
 
     fn end(self) -> Result<Value> {
-        let map: HashMap<String, Value> = HashMap::from_iter([(self.name, self.map.into())]);
+        let inner = Value::Map(Map {
+            map: Arc::new(self.map),
+        });
+        let map: HashMap<String, Value> = HashMap::from_iter([(self.name, inner)]);
         Ok(map.into())
     }
 }
