@@ -15,12 +15,14 @@
 //! - [`pack`]: a rule pack, pre-parsed (CEL ASTs), in the binary form a component carries.
 //! - [`eval`]: runs a pack's rules over one document; `cel_value` builds what the rules see.
 //! - [`heap`]: the allocator the policy runtime component installs (size classes over `malloc`).
+//! - [`bytes`]: the `memcmp` the policy runtime component links (eight bytes at a time).
 //! - [`settings`]: checks settings against a pack's settings schema (a documented JSON Schema subset).
 
 #![deny(missing_docs)]
 
 pub mod ast;
 pub mod azure;
+pub mod bytes;
 pub mod catalog;
 mod cel_value;
 pub mod compute;
