@@ -593,6 +593,37 @@ mod tests {
         json!({"type": "amlcompute", "name": "gpu", "size": "Standard_NC24ads_A100_v4", "min_instances": min, "max_instances": 4})
     }
 
+    /// The vendored interpreter looks a field up by a borrowed key (vendor/README.md): a
+    /// field, an index and `in` find the same entries, of every key type, as before; a
+    /// missing field is still an error, never a false.
+    #[test]
+    fn map_entries_are_found_by_field_index_and_in_for_every_key_type() {
+        let ctx = Context::default();
+        let eval = |src: &str| Cel::resolve(&ast::to_cel(&ast::parse(src).expect("parses")), &ctx);
+        for src in [
+            "{'gpu': 2}.gpu == 2",
+            "{'gpu': 2}['gpu'] == 2",
+            "'gpu' in {'gpu': 2}",
+            "{'nvidia.com/gpu': 8}['nvidia.com/gpu'] == 8",
+            "{1: 'a'}[1] == 'a'",
+            "{1: 'a'}[1u] == 'a'",
+            "{true: 'y'}[true] == 'y'",
+            "1 in {1: 'a'} && !(2 in {1: 'a'})",
+            "{'a': {'b': 'c'}}.a.b == 'c'",
+            "has({'gpu': 2}.gpu) && !has({'gpu': 2}.cpu)",
+        ] {
+            assert_eq!(
+                eval(src).map_err(|e| e.to_string()),
+                Ok(Cel::Bool(true)),
+                "{src}"
+            );
+        }
+        assert!(
+            eval("{'gpu': 2}.cpu == 2").is_err(),
+            "a missing field is an error"
+        );
+    }
+
     pub(super) fn run(e: &Evaluator, doc: &Value) -> Result<Outcome, RuleError> {
         e.evaluate(&Input {
             document: doc,

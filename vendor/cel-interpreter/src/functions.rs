@@ -1,6 +1,6 @@
 use crate::context::Context;
 use crate::magic::{Arguments, This};
-use crate::objects::Value;
+use crate::objects::{Key, Value};
 use crate::resolvers::Resolver;
 use crate::ExecutionError;
 use cel_parser::Expression;
@@ -17,19 +17,22 @@ type Result<T> = std::result::Result<T, ExecutionError>;
 /// to variables, and the arguments to the function call.
 #[derive(Clone)]
 pub struct FunctionContext<'context> {
-    pub name: Arc<String>,
+    // computeguard: the call's name and argument expressions are borrowed from the
+    // program, not cloned (a String, an Arc and a deep copy of every argument's AST on
+    // every function call; vendor/README.md).
+    pub name: &'context str,
     pub this: Option<Value>,
     pub ptx: &'context Context<'context>,
-    pub args: Vec<Expression>,
+    pub args: &'context [Expression],
     pub arg_idx: usize,
 }
 
 impl<'context> FunctionContext<'context> {
     pub fn new(
-        name: Arc<String>,
+        name: &'context str,
         this: Option<Value>,
         ptx: &'context Context<'context>,
-        args: Vec<Expression>,
+        args: &'context [Expression],
     ) -> Self {
         Self {
             name,
@@ -50,7 +53,7 @@ impl<'context> FunctionContext<'context> {
 
     /// Returns an execution error for the currently execution function.
     pub fn error<M: ToString>(&self, message: M) -> ExecutionError {
-        ExecutionError::function_error(self.name.as_str(), message)
+        ExecutionError::function_error(self.name, message)
     }
 }
 
@@ -119,7 +122,7 @@ pub fn contains(This(this): This<Value>, arg: Value) -> Result<Value> {
         Value::List(v) => v.contains(&arg),
         Value::Map(v) => v
             .map
-            .contains_key(&arg.try_into().map_err(ExecutionError::UnsupportedKeyType)?),
+            .contains_key(&TryInto::<Key>::try_into(arg).map_err(ExecutionError::UnsupportedKeyType)?),
         Value::String(s) => {
             if let Value::String(arg) = arg {
                 s.contains(arg.as_str())

@@ -43,13 +43,79 @@ impl Map {
     }
 }
 
-#[derive(Debug, Eq, PartialEq, Hash, Ord, Clone, PartialOrd)]
+#[derive(Debug, Eq, PartialEq, Ord, Clone, PartialOrd)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub enum Key {
     Int(i64),
     Uint(u64),
     Bool(bool),
     String(Arc<String>),
+}
+
+// computeguard: a map is looked up by a borrowed key (`KeyRef`) without building a `Key`
+// (a String and an Arc on every field access, `member`; vendor/README.md). A `Key` hashes
+// as its `KeyRef`, so both find the same entries.
+
+/// A [`Key`] borrowed: what a map is looked up by.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(crate) enum KeyRef<'a> {
+    Int(i64),
+    Uint(u64),
+    Bool(bool),
+    String(&'a str),
+}
+
+/// What can be looked up in a map of [`Key`]s.
+pub(crate) trait AsKeyRef {
+    fn key_ref(&self) -> KeyRef<'_>;
+}
+
+impl AsKeyRef for Key {
+    fn key_ref(&self) -> KeyRef<'_> {
+        match self {
+            Key::Int(v) => KeyRef::Int(*v),
+            Key::Uint(v) => KeyRef::Uint(*v),
+            Key::Bool(v) => KeyRef::Bool(*v),
+            Key::String(v) => KeyRef::String(v.as_str()),
+        }
+    }
+}
+
+impl AsKeyRef for KeyRef<'_> {
+    fn key_ref(&self) -> KeyRef<'_> {
+        match self {
+            KeyRef::Int(v) => KeyRef::Int(*v),
+            KeyRef::Uint(v) => KeyRef::Uint(*v),
+            KeyRef::Bool(v) => KeyRef::Bool(*v),
+            KeyRef::String(v) => KeyRef::String(v),
+        }
+    }
+}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key_ref().hash(state)
+    }
+}
+
+impl std::hash::Hash for dyn AsKeyRef + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key_ref().hash(state)
+    }
+}
+
+impl PartialEq for dyn AsKeyRef + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.key_ref() == other.key_ref()
+    }
+}
+
+impl Eq for dyn AsKeyRef + '_ {}
+
+impl<'a> std::borrow::Borrow<dyn AsKeyRef + 'a> for Key {
+    fn borrow(&self) -> &(dyn AsKeyRef + 'a) {
+        self
+    }
 }
 
 /// Implement conversions from primitive types to [`Key`]
@@ -511,7 +577,7 @@ impl Value {
                                 (any, Value::List(v)) => {
                                     return Value::Bool(v.contains(&any)).into()
                                 }
-                                (any, Value::Map(m)) => match any.try_into() {
+                                (any, Value::Map(m)) => match TryInto::<Key>::try_into(any) {
                                     Ok(key) => return Value::Bool(m.map.contains_key(&key)).into(),
                                     Err(_) => return Value::Bool(false).into(),
                                 },
@@ -612,20 +678,16 @@ impl Value {
                 })?;
                 match &call.target {
                     None => {
-                        let mut ctx = FunctionContext::new(
-                            call.func_name.clone().into(),
-                            None,
-                            ctx,
-                            call.args.clone(),
-                        );
+                        let mut ctx =
+                            FunctionContext::new(&call.func_name, None, ctx, &call.args);
                         (func)(&mut ctx)
                     }
                     Some(target) => {
                         let mut ctx = FunctionContext::new(
-                            call.func_name.clone().into(),
+                            &call.func_name,
                             Some(Value::resolve(target, ctx)?),
                             ctx,
-                            call.args.clone(),
+                            &call.args,
                         );
                         (func)(&mut ctx)
                     }
@@ -724,24 +786,24 @@ impl Value {
     fn member(self, name: &str, ctx: &Context) -> ResolveResult {
         // todo! Ideally we would avoid creating a String just to create a Key for lookup in the
         // map, but this would require something like the `hashbrown` crate's `Equivalent` trait.
-        let name: Arc<String> = name.to_owned().into();
-
         // This will always either be because we're trying to access
         // a property on self, or a method on self.
         let child = match self {
-            Value::Map(ref m) => m.map.get(&name.clone().into()).cloned(),
+            Value::Map(ref m) => m
+                .map
+                .get(&KeyRef::String(name) as &dyn AsKeyRef)
+                .cloned(),
             _ => None,
         };
-
         // If the property is both an attribute and a method, then we
         // give priority to the property. Maybe we can implement lookahead
         // to see if the next token is a function call?
         if let Some(child) = child {
             child.into()
-        } else if ctx.has_function(&name) {
-            Value::Function(name.clone(), Some(self.into())).into()
+        } else if ctx.has_function(name) {
+            Value::Function(Arc::new(name.to_owned()), Some(self.into())).into()
         } else {
-            ExecutionError::NoSuchKey(name.clone()).into()
+            ExecutionError::NoSuchKey(Arc::new(name.to_owned())).into()
         }
     }
 
