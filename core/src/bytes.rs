@@ -9,8 +9,10 @@
 //! `memcmp` answers: the sign of the difference of the first unequal pair of bytes, as
 //! unsigned, or 0.
 //!
-//! The runtime component exports it under the C name (guest/runtime/src/lib.rs), so the
-//! linker never pulls wasi-libc's. Native code keeps its C library's, which is vectorised.
+//! The runtime component exports it under the C name (guest/runtime/src/lib.rs), which
+//! takes the place of wasi-libc's: a build of the runtime with its name section has one
+//! `memcmp`, this one (`scripts/guest-symbols.py`). Native code keeps its C library's,
+//! which is vectorised.
 
 // Reading through raw pointers is what a C function's contract asks; every block says why
 // it holds.
