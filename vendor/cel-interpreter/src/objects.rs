@@ -784,8 +784,7 @@ impl Value {
     //        FunctionCall([Ident("c")]))
 
     fn member(self, name: &str, ctx: &Context) -> ResolveResult {
-        // todo! Ideally we would avoid creating a String just to create a Key for lookup in the
-        // map, but this would require something like the `hashbrown` crate's `Equivalent` trait.
+        // The map is looked up by a borrowed key (`KeyRef`): no String is built for it.
         // This will always either be because we're trying to access
         // a property on self, or a method on self.
         let child = match self {
