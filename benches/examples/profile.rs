@@ -11,7 +11,7 @@
 //! Modes: `native` (prepared evaluator), `native_fresh` (pack decode + evaluate),
 //! `normalize` (JSON parse and `read::normalize` only),
 //! `component` (`Policy::evaluate`, fresh instance). The document is a
-//! `benches/src/lib.rs` id or `empty_document`. Setup (compiling the pack, loading
+//! `benches/src/lib.rs` id, `empty_document` or `@FILE` (a JSON document of one's own). Setup (compiling the pack, loading
 //! the component) runs once before the loop; subtract a run with 0 iterations to
 //! get the loop alone. See docs/benchmarks.md.
 
@@ -34,8 +34,19 @@ fn main() -> ExitCode {
         eprintln!("iterations must be a number, got `{n}`");
         return ExitCode::from(2);
     };
+    // `@FILE`: a document of one's own (an AdmissionReview's `request.object`, say).
+    let file;
     let json = if doc == "empty_document" || mode == "compose" {
         EMPTY_DOCUMENT
+    } else if let Some(path) = doc.strip_prefix('@') {
+        file = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) => {
+                eprintln!("{path}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        file.as_str()
     } else if let Some(d) = DOCUMENTS.iter().find(|d| d.id == doc) {
         d.json
     } else {
@@ -110,9 +121,14 @@ fn main() -> ExitCode {
         "component" => {
             // The default cache directory (`$COMPUTEGUARD_CACHE_DIR`) keeps Cranelift
             // out of the profile after the first run.
-            // One pooling slot: a profile needs no more, and a small reservation.
+            // One pooling slot by default: a profile needs no more, and a small reservation.
+            // `PROFILE_SLOTS=N`: N slots, as a server has (64 by default).
+            let slots = std::env::var("PROFILE_SLOTS")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(1);
             let engine = match Engine::new(EngineConfig {
-                max_concurrent_instances: 1,
+                max_concurrent_instances: slots,
                 ..EngineConfig::default()
             }) {
                 Ok(e) => e,
@@ -148,8 +164,25 @@ fn main() -> ExitCode {
                 }
             };
             let request = Request::new(json, AS_OF);
+            // `PROFILE_ASYNC=1`: the webhook's way, `evaluate_async` on a tokio runtime.
+            let runtime = std::env::var_os("PROFILE_ASYNC").map(|_| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_time()
+                    .build()
+            });
+            let deadline = || std::time::Instant::now() + std::time::Duration::from_secs(10);
             for _ in 0..n {
-                match policy.evaluate(black_box(&request)) {
+                let answer = match &runtime {
+                    Some(Ok(rt)) => {
+                        rt.block_on(policy.evaluate_async(black_box(&request), deadline()))
+                    }
+                    Some(Err(e)) => {
+                        eprintln!("cannot start a runtime: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                    None => policy.evaluate(black_box(&request)),
+                };
+                match answer {
                     Ok(r) => findings += r.violations.len(),
                     Err(e) => {
                         eprintln!("{e}");
