@@ -624,6 +624,51 @@ mod tests {
         );
     }
 
+    /// The vendored interpreter resolves a function's arguments once (issue 36): it used to
+    /// resolve the first argument of every one- and two-argument call before it knew
+    /// whether the name was an operator, and then the function resolved it again, so
+    /// `versionAtLeast(sku(resource.sku).computeCapability, '8.0')` looked `sku` up twice.
+    /// Operators still get their operands, and errors are still errors.
+    #[test]
+    fn a_function_argument_is_resolved_once_and_operators_still_work() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static TICKS: AtomicUsize = AtomicUsize::new(0);
+        type R = Result<Cel, cel_interpreter::ExecutionError>;
+        let mut ctx = Context::default();
+        ctx.add_function("tick", || -> R {
+            TICKS.fetch_add(1, Ordering::SeqCst);
+            Ok(Cel::Int(1))
+        });
+        ctx.add_function("same", |v: Cel| -> R { Ok(v) });
+        ctx.add_function("first", |a: Cel, _b: Cel| -> R { Ok(a) });
+        let eval = |src: &str| Cel::resolve(&ast::to_cel(&ast::parse(src).expect("parses")), &ctx);
+        for (src, ticks) in [
+            ("same(tick()) == 1", 1),
+            ("first(tick(), 2) == 1", 1),
+            ("first(same(tick()), 2) == 1", 1),
+            ("size(string(tick())) == 1", 1),
+            ("tick() + 1 == 2", 1),
+            ("!(tick() == 0)", 1),
+            ("-tick() == -1", 1),
+            ("tick() in [1, 2]", 1),
+            ("[tick()][0] == 1", 1),
+            ("tick() == 1 ? true : false", 1),
+            ("tick() == 0 && tick() == 1 ? false : true", 1),
+            ("[1, 2].exists(x, x == tick() + 1)", 2),
+        ] {
+            TICKS.store(0, Ordering::SeqCst);
+            assert_eq!(
+                eval(src).map_err(|e| e.to_string()),
+                Ok(Cel::Bool(true)),
+                "{src}"
+            );
+            assert_eq!(TICKS.load(Ordering::SeqCst), ticks, "{src}");
+        }
+        assert!(eval("same(missing)").is_err(), "an undeclared argument");
+        assert!(eval("first(missing, 1)").is_err(), "an undeclared first argument");
+        assert!(eval("nothing(1)").is_err(), "an undeclared function");
+    }
+
     pub(super) fn run(e: &Evaluator, doc: &Value) -> Result<Outcome, RuleError> {
         e.evaluate(&Input {
             document: doc,

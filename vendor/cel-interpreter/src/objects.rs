@@ -516,7 +516,19 @@ impl Value {
                         Value::resolve(&call.args[2], ctx)
                     };
                 }
-                if call.args.len() == 2 {
+                // Operators are named `_+_`, `@in`, `!_`, `-_` and so on; a function's name
+                // is an identifier (or `@iterable`, a function of computeguard's). Only an operator's operands are resolved here: a
+                // function resolves its own arguments, so resolving the first one here as
+                // well evaluated it twice (computeguard change, see vendor/README.md).
+                let operator = match call.func_name.as_bytes().first() {
+                    Some(b'_' | b'!' | b'-') => true,
+                    Some(b'@') => {
+                        call.func_name == operators::IN
+                            || call.func_name == operators::NOT_STRICTLY_FALSE
+                    }
+                    _ => false,
+                };
+                if call.args.len() == 2 && operator {
                     let left = Value::resolve(&call.args[0], ctx)?;
                     match call.func_name.as_str() {
                         operators::ADD => return left + Value::resolve(&call.args[1], ctx)?,
@@ -651,7 +663,7 @@ impl Value {
                         _ => (),
                     }
                 }
-                if call.args.len() == 1 {
+                if call.args.len() == 1 && operator {
                     let expr = Value::resolve(&call.args[0], ctx)?;
                     match call.func_name.as_str() {
                         operators::LOGICAL_NOT => return Ok(Value::Bool(!expr.to_bool())),
