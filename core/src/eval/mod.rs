@@ -665,7 +665,10 @@ mod tests {
             assert_eq!(TICKS.load(Ordering::SeqCst), ticks, "{src}");
         }
         assert!(eval("same(missing)").is_err(), "an undeclared argument");
-        assert!(eval("first(missing, 1)").is_err(), "an undeclared first argument");
+        assert!(
+            eval("first(missing, 1)").is_err(),
+            "an undeclared first argument"
+        );
         assert!(eval("nothing(1)").is_err(), "an undeclared function");
     }
 
