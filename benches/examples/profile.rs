@@ -11,9 +11,11 @@
 //! Modes: `native` (prepared evaluator), `native_fresh` (pack decode + evaluate),
 //! `normalize` (JSON parse and `read::normalize` only),
 //! `component` (`Policy::evaluate`, fresh instance). The document is a
-//! `benches/src/lib.rs` id, `empty_document` or `@FILE` (a JSON document of one's own). Setup (compiling the pack, loading
-//! the component) runs once before the loop; subtract a run with 0 iterations to
-//! get the loop alone. See docs/benchmarks.md.
+//! `benches/src/lib.rs` id, `empty_document` or `@FILE` (a JSON document of one's own).
+//! Setup (compiling the pack, loading the component) runs once before the loop; subtract
+//! a run with 0 iterations to get the loop alone. `component` also reads
+//! `PROFILE_ASYNC=1` (evaluate as the webhook does, `evaluate_async` on a tokio runtime)
+//! and `PROFILE_SLOTS=N` (N pooling slots instead of 1). See docs/benchmarks.md.
 
 use computeguard_benches::{AS_OF, BUILTIN_PACK, BUILTIN_PACK_PATH, DOCUMENTS, EMPTY_DOCUMENT};
 use computeguard_engine::{Engine, EngineConfig, Request};
@@ -123,10 +125,16 @@ fn main() -> ExitCode {
             // out of the profile after the first run.
             // One pooling slot by default: a profile needs no more, and a small reservation.
             // `PROFILE_SLOTS=N`: N slots, as a server has (64 by default).
-            let slots = std::env::var("PROFILE_SLOTS")
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(1);
+            let slots = match std::env::var("PROFILE_SLOTS") {
+                Err(_) => 1,
+                Ok(s) => match s.parse::<u32>() {
+                    Ok(n) if n > 0 => n,
+                    _ => {
+                        eprintln!("PROFILE_SLOTS must be a number above 0, got `{s}`");
+                        return ExitCode::from(2);
+                    }
+                },
+            };
             let engine = match Engine::new(EngineConfig {
                 max_concurrent_instances: slots,
                 ..EngineConfig::default()
@@ -165,7 +173,15 @@ fn main() -> ExitCode {
             };
             let request = Request::new(json, AS_OF);
             // `PROFILE_ASYNC=1`: the webhook's way, `evaluate_async` on a tokio runtime.
-            let runtime = std::env::var_os("PROFILE_ASYNC").map(|_| {
+            let asynchronous = match std::env::var("PROFILE_ASYNC").as_deref() {
+                Err(_) | Ok("0") => false,
+                Ok("1") => true,
+                Ok(other) => {
+                    eprintln!("PROFILE_ASYNC must be 0 or 1, got `{other}`");
+                    return ExitCode::from(2);
+                }
+            };
+            let runtime = asynchronous.then(|| {
                 tokio::runtime::Builder::new_current_thread()
                     .enable_time()
                     .build()
