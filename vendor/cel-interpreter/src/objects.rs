@@ -517,9 +517,10 @@ impl Value {
                     };
                 }
                 // Operators are named `_+_`, `@in`, `!_`, `-_` and so on; a function's name
-                // is an identifier (or `@iterable`, a function of computeguard's). Only an operator's operands are resolved here: a
-                // function resolves its own arguments, so resolving the first one here as
-                // well evaluated it twice (computeguard change, see vendor/README.md).
+                // is an identifier (or `@iterable`, a function of computeguard's). Only an
+                // operator's operands are resolved here: a function resolves its own
+                // arguments, so resolving the first one here as well evaluated it twice
+                // (computeguard change, see vendor/README.md).
                 let operator = match call.func_name.as_bytes().first() {
                     Some(b'_' | b'!' | b'-') => true,
                     Some(b'@') => {
