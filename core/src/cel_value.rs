@@ -148,6 +148,195 @@ pub(crate) fn resource(r: &Resource) -> Cel {
     map(field_keys().iter().cloned().zip(values))
 }
 
+/// A scalar value as a rule sees it, borrowed from where it lives: what the typed
+/// programs (`eval::typed`) compute with instead of building a [`Cel`] value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Scalar<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(&'a str),
+}
+
+impl<'a> Scalar<'a> {
+    /// The scalar a CEL value holds; None for a list, map, bytes, function or time.
+    pub(crate) fn of(v: &'a Cel) -> Option<Self> {
+        Some(match v {
+            Cel::Null => Scalar::Null,
+            Cel::Bool(b) => Scalar::Bool(*b),
+            Cel::Int(i) => Scalar::Int(*i),
+            Cel::UInt(u) => Scalar::UInt(*u),
+            Cel::Float(f) => Scalar::Float(*f),
+            Cel::String(s) => Scalar::Str(s.as_str()),
+            _ => return None,
+        })
+    }
+
+    fn opt(v: &'a Option<String>) -> Self {
+        v.as_deref().map_or(Scalar::Null, Scalar::Str)
+    }
+
+    fn opt_int(v: Option<i64>) -> Self {
+        v.map_or(Scalar::Null, Scalar::Int)
+    }
+}
+
+/// The fields of `resource` that hold a scalar, read straight from the [`Resource`] with
+/// the value [`resource`] puts in its map (a test compares the two on every fixture).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ScalarField {
+    Kind,
+    SourceKind,
+    Name,
+    Namespace,
+    Display,
+    Sku,
+    Region,
+    MinNodes,
+    MaxNodes,
+    Autoscale,
+    Priority,
+    Workload,
+    InstanceCount,
+    Distributed,
+    GpuRequests,
+    RdmaRequests,
+    OsType,
+    KubernetesVersion,
+    GpuInstanceProfile,
+    PoolMode,
+    OsSku,
+    GpuDriver,
+    Preset,
+    Cuda,
+    CudaSource,
+    IsolationRequired,
+    GpuOperator,
+    ParentRegion,
+    Parent,
+    AzureId,
+}
+
+impl ScalarField {
+    pub(crate) const ALL: [ScalarField; 30] = {
+        use ScalarField as F;
+        [
+            F::Kind,
+            F::SourceKind,
+            F::Name,
+            F::Namespace,
+            F::Display,
+            F::Sku,
+            F::Region,
+            F::MinNodes,
+            F::MaxNodes,
+            F::Autoscale,
+            F::Priority,
+            F::Workload,
+            F::InstanceCount,
+            F::Distributed,
+            F::GpuRequests,
+            F::RdmaRequests,
+            F::OsType,
+            F::KubernetesVersion,
+            F::GpuInstanceProfile,
+            F::PoolMode,
+            F::OsSku,
+            F::GpuDriver,
+            F::Preset,
+            F::Cuda,
+            F::CudaSource,
+            F::IsolationRequired,
+            F::GpuOperator,
+            F::ParentRegion,
+            F::Parent,
+            F::AzureId,
+        ]
+    };
+
+    /// The field's name in `resource` (one of [`FIELDS`]).
+    pub(crate) fn name(self) -> &'static str {
+        use ScalarField as F;
+        match self {
+            F::Kind => "kind",
+            F::SourceKind => "sourceKind",
+            F::Name => "name",
+            F::Namespace => "namespace",
+            F::Display => "display",
+            F::Sku => "sku",
+            F::Region => "region",
+            F::MinNodes => "minNodes",
+            F::MaxNodes => "maxNodes",
+            F::Autoscale => "autoscale",
+            F::Priority => "priority",
+            F::Workload => "workload",
+            F::InstanceCount => "instanceCount",
+            F::Distributed => "distributed",
+            F::GpuRequests => "gpuRequests",
+            F::RdmaRequests => "rdmaRequests",
+            F::OsType => "osType",
+            F::KubernetesVersion => "kubernetesVersion",
+            F::GpuInstanceProfile => "gpuInstanceProfile",
+            F::PoolMode => "poolMode",
+            F::OsSku => "osSku",
+            F::GpuDriver => "gpuDriver",
+            F::Preset => "preset",
+            F::Cuda => "cuda",
+            F::CudaSource => "cudaSource",
+            F::IsolationRequired => "isolationRequired",
+            F::GpuOperator => "gpuOperator",
+            F::ParentRegion => "parentRegion",
+            F::Parent => "parent",
+            F::AzureId => "azureId",
+        }
+    }
+
+    /// The scalar field called `name`; None for a list or map field and for a name
+    /// `resource` does not have.
+    pub(crate) fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The field's value in `r`, as `resource(r)` holds it.
+    pub(crate) fn read(self, r: &Resource) -> Scalar<'_> {
+        use ScalarField as F;
+        match self {
+            F::Kind => Scalar::Str(&r.kind),
+            F::SourceKind => Scalar::Str(&r.source_kind),
+            F::Name => Scalar::Str(&r.name),
+            F::Namespace => Scalar::opt(&r.namespace),
+            F::Display => Scalar::Str(&r.display),
+            F::Sku => Scalar::opt(&r.sku),
+            F::Region => Scalar::opt(&r.region),
+            F::MinNodes => Scalar::opt_int(r.min_nodes),
+            F::MaxNodes => Scalar::opt_int(r.max_nodes),
+            F::Autoscale => r.autoscale.map_or(Scalar::Null, Scalar::Bool),
+            F::Priority => Scalar::opt(&r.priority),
+            F::Workload => Scalar::Str(&r.workload),
+            F::InstanceCount => Scalar::opt_int(r.instance_count),
+            F::Distributed => Scalar::Bool(r.distributed),
+            F::GpuRequests => Scalar::Float(r.gpu_requests),
+            F::RdmaRequests => Scalar::Float(r.rdma_requests),
+            F::OsType => Scalar::opt(&r.os_type),
+            F::KubernetesVersion => Scalar::opt(&r.kubernetes_version),
+            F::GpuInstanceProfile => Scalar::opt(&r.gpu_instance_profile),
+            F::PoolMode => Scalar::opt(&r.pool_mode),
+            F::OsSku => Scalar::opt(&r.os_sku),
+            F::GpuDriver => Scalar::opt(&r.gpu_driver),
+            F::Preset => Scalar::opt(&r.preset),
+            F::Cuda => Scalar::opt(&r.cuda),
+            F::CudaSource => Scalar::opt(&r.cuda_source),
+            F::IsolationRequired => Scalar::Bool(r.isolation_required),
+            F::GpuOperator => Scalar::Bool(r.gpu_operator),
+            F::ParentRegion => Scalar::opt(&r.parent_region),
+            F::Parent => Scalar::opt(&r.parent),
+            F::AzureId => Scalar::opt(&r.azure_id),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,6 +387,7 @@ mod tests {
             for source in [Source::Unknown, Source::AzureMl, Source::Terraform] {
                 for r in crate::read::normalize(&doc, source) {
                     assert_eq!(resource(&r), to_cel(&r), "{}: {}", file.display(), r.name);
+                    assert_scalar_fields_match(&r);
                     resources += 1;
                 }
             }
@@ -240,5 +430,50 @@ mod tests {
             ..Resource::default()
         };
         assert_eq!(resource(&full), to_cel(&full));
+        assert_scalar_fields_match(&full);
+    }
+
+    /// Every [`ScalarField`] reads what `resource(r)` holds under its name.
+    fn assert_scalar_fields_match(r: &Resource) {
+        let Cel::Map(m) = resource(r) else {
+            panic!("resource is a map");
+        };
+        for f in ScalarField::ALL {
+            let held = m.map.get(&key(f.name())).expect("a field of resource");
+            assert_eq!(
+                Scalar::of(held),
+                Some(f.read(r)),
+                "{} of {}",
+                f.name(),
+                r.name
+            );
+        }
+    }
+
+    #[test]
+    fn scalar_fields_are_exactly_the_fields_that_hold_scalars() {
+        // Every field of a resource with every optional field unset or set: a field is
+        // scalar (in `ScalarField::ALL`) exactly when neither value is a list or a map.
+        let set = Resource {
+            namespace: Some("ns".into()),
+            sku: Some("s".into()),
+            min_nodes: Some(1),
+            autoscale: Some(true),
+            ..Resource::default()
+        };
+        for r in [Resource::default(), set] {
+            let Cel::Map(m) = resource(&r) else {
+                panic!("resource is a map");
+            };
+            for name in FIELDS {
+                let held = m.map.get(&key(name)).expect("a field of resource");
+                assert_eq!(
+                    ScalarField::named(name).is_some(),
+                    Scalar::of(held).is_some(),
+                    "{name}"
+                );
+            }
+        }
+        assert!(ScalarField::ALL.iter().all(|f| FIELDS.contains(&f.name())));
     }
 }

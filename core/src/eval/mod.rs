@@ -26,6 +26,7 @@ pub mod change;
 pub use aks::{AKS_POOL_SIZE_FIELDS, MIG_OS_FIELDS};
 pub use azure::declared;
 mod functions;
+mod typed;
 mod views;
 
 pub use azure::{QUOTA_FIELDS, SKU_OFFER_FIELDS, SPOT_TOTAL_ID};
@@ -38,7 +39,7 @@ use crate::model::{self, Resource, Source};
 use crate::pack::{self, Pack, PackError, Severity, WirePack};
 use crate::read::common::At;
 use azure::{AzureScope, CurrentAzure};
-use cel_interpreter::{Context, IdedExpr, Value as Cel};
+use cel_interpreter::{Context, IdedExpr, ResolveResult, Value as Cel};
 use functions::{ITERABLE, UNSUPPORTED, functions};
 use serde::Serialize;
 use serde_json::Value;
@@ -124,6 +125,9 @@ struct Decoded {
     uses_object: bool,
     /// Reads [`SKU_OF_RESOURCE`], bound once per resource.
     uses_resource_sku: bool,
+    /// The expression's scalar part as a typed program, tried before the interpreter
+    /// (`typed.rs`); None when there is none.
+    typed: Option<typed::Program>,
 }
 
 /// The variable that stands for `sku(resource.sku)` in decoded expressions. The
@@ -143,6 +147,7 @@ impl Lazy {
                         Decoded {
                             uses_object: names_ident(&e, "object"),
                             uses_resource_sku: names_ident(&e, SKU_OF_RESOURCE),
+                            typed: typed::compile(&e),
                             expr: ast::to_cel(&guard_panics(e)),
                         }
                     })
@@ -312,6 +317,9 @@ pub struct Evaluator {
     /// CEL's standard functions and ours, registered once: building the table was a
     /// tenth of a native evaluation. Per-evaluation scopes are children of it.
     functions: Context<'static>,
+    /// Whether expressions' typed programs are tried before the interpreter (always,
+    /// except to compare the two: [`Evaluator::interpreted_only`]).
+    typed: bool,
 }
 
 impl Evaluator {
@@ -329,6 +337,7 @@ impl Evaluator {
             },
             rules: Vec::new(),
             functions: functions(),
+            typed: true,
         })
     }
 
@@ -340,7 +349,25 @@ impl Evaluator {
             wire,
             rules,
             functions: functions(),
+            typed: true,
         })
+    }
+
+    /// The same evaluator with every expression left to the interpreter, the reference
+    /// the typed programs are tested against; the answers are the same, only slower.
+    pub fn interpreted_only(mut self) -> Self {
+        self.typed = false;
+        self
+    }
+
+    /// How many of the pack's expressions have a typed program (decoding them first).
+    pub fn typed_programs(&self) -> usize {
+        self.prepare();
+        self.rules
+            .iter()
+            .flat_map(|r| [&r.when, &r.assert, &r.message, &r.severity])
+            .filter(|l| matches!(l.cell.get(), Some(Ok(d)) if d.typed.is_some()))
+            .count()
     }
 
     /// Decodes every expression, and builds every catalog answer of `sku()`, now
@@ -393,10 +420,8 @@ impl Evaluator {
             .any(|r| r.kind == "aks-node-pool")
             .then(|| change::with_document(input.settings, input.document, &resources))
             .flatten();
-        root.add_variable_from_value(
-            "settings",
-            json_to_cel(merged.as_ref().unwrap_or(input.settings)),
-        );
+        let settings = json_to_cel(merged.as_ref().unwrap_or(input.settings));
+        root.add_variable_from_value("settings", settings.clone());
         for (index, res) in resources.iter().enumerate() {
             if let Some(a) = &azure {
                 a.set_current(index);
@@ -408,11 +433,13 @@ impl Evaluator {
             } else {
                 input.document.at(&res.pointer).unwrap_or(input.document)
             };
-            let mut scope = root.new_inner_scope();
-            scope.add_variable_from_value("resource", cel_value::resource(res));
-            // `object` is converted on first use by an expression of this resource.
+            // The interpreter's scope, with `resource` converted, is built when the first
+            // expression of this resource needs the interpreter; `object` and the SKU
+            // answer are bound in it on first use.
+            let mut scope: Option<Context<'_>> = None;
             let mut object_bound = false;
             let mut sku_bound = false;
+            let mut sku: Option<Cel> = None;
             for (wire, compiled) in self.wire.rules.iter().zip(&self.rules) {
                 let rule = &wire.meta;
                 if !rule.targets.is_empty() && !rule.targets.contains(&res.kind) {
@@ -424,24 +451,45 @@ impl Evaluator {
                     name: display.clone(),
                     message,
                 };
-                // Decodes an expression and binds `object` first if it needs it.
-                let mut expr = |l: &'e Lazy, blob: &[u8], scope: &mut Context<'_>| {
+                // Decodes an expression and evaluates it: its typed program if it has one
+                // that answers, else the interpreter, binding what it needs first.
+                let mut eval = |l: &'e Lazy, blob: &[u8]| {
                     let d = l
                         .get(blob)
                         .map_err(|e| fail(format!("corrupt expression: {e}")))?;
+                    if d.uses_resource_sku && sku.is_none() {
+                        sku = Some(memo.get(res.sku.as_deref().unwrap_or("")));
+                    }
+                    let env = typed::Env {
+                        resource: res,
+                        settings: &settings,
+                        sku: sku.as_ref(),
+                    };
+                    if let Some(b) = d
+                        .typed
+                        .as_ref()
+                        .filter(|_| self.typed)
+                        .and_then(|p| p.run(&env))
+                    {
+                        return Ok(Ok(Cel::Bool(b)));
+                    }
+                    let scope = scope.get_or_insert_with(|| {
+                        let mut s = root.new_inner_scope();
+                        s.add_variable_from_value("resource", cel_value::resource(res));
+                        s
+                    });
                     if d.uses_object && !object_bound {
                         scope.add_variable_from_value("object", json_to_cel(object));
                         object_bound = true;
                     }
-                    if d.uses_resource_sku && !sku_bound {
-                        let name = res.sku.as_deref().unwrap_or("");
-                        scope.add_variable_from_value(SKU_OF_RESOURCE, memo.get(name));
+                    if let Some(sku) = sku.as_ref().filter(|_| !sku_bound) {
+                        scope.add_variable_from_value(SKU_OF_RESOURCE, sku.clone());
                         sku_bound = true;
                     }
-                    Ok::<&'e IdedExpr, RuleError>(&d.expr)
+                    Ok::<ResolveResult, RuleError>(Cel::resolve(&d.expr, scope))
                 };
                 if let Some(blob) = &wire.when {
-                    match Cel::resolve(expr(&compiled.when, blob, &mut scope)?, &scope) {
+                    match eval(&compiled.when, blob)? {
                         Ok(Cel::Bool(true)) => {}
                         Ok(Cel::Bool(false)) => continue,
                         Ok(other) => {
@@ -453,7 +501,7 @@ impl Evaluator {
                         Err(e) => return Err(fail(format!("`when`: {e}"))),
                     }
                 }
-                match Cel::resolve(expr(&compiled.assert, &wire.assert, &mut scope)?, &scope) {
+                match eval(&compiled.assert, &wire.assert)? {
                     Ok(Cel::Bool(true)) => continue,
                     Ok(Cel::Bool(false)) => {}
                     Ok(other) => {
@@ -465,45 +513,41 @@ impl Evaluator {
                     Err(e) => return Err(fail(format!("`assert`: {e}"))),
                 }
                 let message = match &wire.message_expression {
-                    Some(blob) => {
-                        match Cel::resolve(expr(&compiled.message, blob, &mut scope)?, &scope) {
-                            Ok(Cel::String(s)) => s.to_string(),
-                            Ok(other) => {
-                                return Err(fail(format!(
-                                    "`messageExpression` yielded {} instead of a string",
-                                    type_name(&other)
-                                )));
-                            }
-                            Err(e) => return Err(fail(format!("`messageExpression`: {e}"))),
+                    Some(blob) => match eval(&compiled.message, blob)? {
+                        Ok(Cel::String(s)) => s.to_string(),
+                        Ok(other) => {
+                            return Err(fail(format!(
+                                "`messageExpression` yielded {} instead of a string",
+                                type_name(&other)
+                            )));
                         }
-                    }
+                        Err(e) => return Err(fail(format!("`messageExpression`: {e}"))),
+                    },
                     None => rule
                         .message
                         .clone()
                         .unwrap_or_else(|| format!("{} {display}: {}", res.kind, rule.description)),
                 };
                 let severity = match &wire.severity_expression {
-                    Some(blob) => {
-                        match Cel::resolve(expr(&compiled.severity, blob, &mut scope)?, &scope) {
-                            Ok(Cel::String(s)) => match s.as_str() {
-                                "error" => Severity::Error,
-                                "warning" => Severity::Warning,
-                                "info" => Severity::Info,
-                                other => {
-                                    return Err(fail(format!(
-                                        "`severityExpression` yielded `{other}`; expected error, warning or info"
-                                    )));
-                                }
-                            },
-                            Ok(other) => {
+                    Some(blob) => match eval(&compiled.severity, blob)? {
+                        Ok(Cel::String(s)) => match s.as_str() {
+                            "error" => Severity::Error,
+                            "warning" => Severity::Warning,
+                            "info" => Severity::Info,
+                            other => {
                                 return Err(fail(format!(
-                                    "`severityExpression` yielded {}",
-                                    type_name(&other)
+                                    "`severityExpression` yielded `{other}`; expected error, warning or info"
                                 )));
                             }
-                            Err(e) => return Err(fail(format!("`severityExpression`: {e}"))),
+                        },
+                        Ok(other) => {
+                            return Err(fail(format!(
+                                "`severityExpression` yielded {}",
+                                type_name(&other)
+                            )));
                         }
-                    }
+                        Err(e) => return Err(fail(format!("`severityExpression`: {e}"))),
+                    },
                     None => rule.severity,
                 };
                 let path = rule
@@ -904,6 +948,7 @@ mod tests {
             rules: vec![CompiledRule::default()],
             wire,
             functions: functions(),
+            typed: true,
         };
         let err = broken
             .evaluate(&Input {

@@ -1,0 +1,112 @@
+//! The built-in pack's typed programs answer as the interpreter does (issue 36).
+//!
+//! The evaluator tries an expression's typed program before cel-interpreter and falls
+//! back to the interpreter whenever the program cannot answer by itself
+//! (`core/src/eval/typed.rs`). Here every fixture, example and corpus file is evaluated
+//! by the built-in pack twice, with the programs and with the interpreter alone, under
+//! several settings and dates, and the outcomes (violations, messages, severities,
+//! paths, errors) must be equal.
+
+use computeguard_compiler::compile;
+use computeguard_decode::{decode_bicep, decode_hcl, decode_json, decode_yaml};
+use computeguard_policy_core::eval::{Evaluator, Input};
+use computeguard_policy_core::model::Source;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// Every document of `path` the decoders read, as JSON; none for other files.
+fn documents(path: &Path) -> Vec<Value> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let decoded = match ext {
+        "json" => decode_json(&text).map(|d| vec![d]),
+        "yaml" | "yml" => decode_yaml(&text),
+        "bicep" => decode_bicep(&text).map(|d| vec![d]),
+        "tf" => decode_hcl(&text).map(|d| vec![d]),
+        _ => return Vec::new(),
+    };
+    decoded
+        .map(|docs| docs.into_iter().map(|d| d.value).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn builtin_pack_answers_the_same_with_and_without_typed_programs() -> Result<(), String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let text =
+        std::fs::read_to_string(root.join("policies/builtin.yaml")).map_err(|e| e.to_string())?;
+    let compiled = compile("policies/builtin.yaml", &text).map_err(|d| format!("{d:?}"))?;
+    let typed = Evaluator::new(compiled.pack.clone());
+    let interpreted = Evaluator::new(compiled.pack).interpreted_only();
+    // Most conditions of the built-in pack have a program.
+    let programs = typed.typed_programs();
+    assert!(programs >= 30, "only {programs} typed programs");
+    assert_eq!(interpreted.typed_programs(), programs);
+
+    let mut paths = Vec::new();
+    for dir in ["tests/fixtures", "examples", "../shared/corpus"] {
+        files(&root.join(dir), &mut paths);
+    }
+    paths.sort();
+    let settings = [
+        json!({}),
+        json!({"regions": {"allowed": ["eastus", "westeurope"]}}),
+        json!({"regions": {"allowedGeographies": ["Europe"]}}),
+        json!({"change": {"complete": true, "gpuDrivers": [{"operator": true, "driverEnabled": true}],
+                          "migWorkloads": [{"pool": null, "sku": null}]}}),
+    ];
+    let sources = [
+        Source::Unknown,
+        Source::Kubernetes,
+        Source::AzureMl,
+        Source::Arm,
+        Source::Terraform,
+    ];
+    let (mut evaluations, mut violations) = (0, 0);
+    for path in &paths {
+        for doc in documents(path) {
+            for source in sources {
+                for settings in &settings {
+                    for as_of in ["2023-01-01", "2026-11-22"] {
+                        let input = Input {
+                            document: &doc,
+                            source,
+                            settings,
+                            as_of,
+                        };
+                        let (a, b) = (typed.evaluate(&input), interpreted.evaluate(&input));
+                        if let Ok(out) = &b {
+                            violations += out.violations.len();
+                        }
+                        assert_eq!(
+                            format!("{a:?}"),
+                            format!("{b:?}"),
+                            "{} as {source:?} with {settings} at {as_of}",
+                            path.display()
+                        );
+                        evaluations += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        evaluations > 5_000 && violations > 1_000,
+        "{evaluations} evaluations with {violations} violations from {} files",
+        paths.len()
+    );
+    Ok(())
+}
