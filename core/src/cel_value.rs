@@ -337,6 +337,22 @@ impl ScalarField {
     }
 }
 
+/// The fields of `resource` that hold a list or a map: what `size()` of one counts,
+/// read from the [`Resource`] without converting it (a test compares it with the
+/// converted field on every fixture). None for any other name.
+pub(crate) fn collection_len(r: &Resource, name: &str) -> Option<usize> {
+    Some(match name {
+        "zones" => r.zones.len(),
+        "images" => r.images.len(),
+        "labels" => r.labels.len(),
+        "tolerations" => r.tolerations.len(),
+        "taints" => r.taints.len(),
+        "nodeSelection" => r.node_selection.len(),
+        "unresolved" => r.unresolved.len(),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

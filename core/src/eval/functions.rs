@@ -65,19 +65,13 @@ pub(super) fn functions() -> Context<'static> {
         Ok(to_cel(&region_view(text_arg(&v).unwrap_or(""))))
     });
     ctx.add_function("inGeography", |r: Cel, g: Cel| -> R {
-        Ok(match (text_arg(&r), text_arg(&g)) {
-            (Some(r), Some(g)) => region::in_group(r, g).map_or(Cel::Null, Cel::Bool),
-            _ => Cel::Null,
-        })
+        Ok(in_geography(text_arg(&r), text_arg(&g)).map_or(Cel::Null, Cel::Bool))
     });
     ctx.add_function("cudaOf", |v: Cel| -> R {
         Ok(opt(text_arg(&v).and_then(cuda::cuda_of_image)))
     });
     ctx.add_function("versionAtLeast", |a: Cel, b: Cel| -> R {
-        Ok(match (text_arg(&a), text_arg(&b)) {
-            (Some(a), Some(b)) => version::at_least(a, b).map_or(Cel::Null, Cel::Bool),
-            _ => Cel::Null,
-        })
+        Ok(version_at_least(text_arg(&a), text_arg(&b)).map_or(Cel::Null, Cel::Bool))
     });
     ctx.add_function("skuOffer", |s: Cel, r: Cel, z: Cel| -> R {
         Ok(azure::sku_offer(&s, &r, &z))
@@ -106,17 +100,29 @@ pub(super) fn functions() -> Context<'static> {
         })
     });
     ctx.add_function("cudaSupported", |s: Cel, c: Cel| -> R {
-        let cc = text_arg(&s)
-            .and_then(catalog::sku)
-            .and_then(|f| f.compute_capability);
-        Ok(match (cc, text_arg(&c)) {
-            (Some(cc), Some(cuda)) => {
-                catalog::cuda_supported(cc, cuda).map_or(Cel::Null, Cel::Bool)
-            }
-            _ => Cel::Null,
-        })
+        Ok(cuda_supported(text_arg(&s), text_arg(&c)).map_or(Cel::Null, Cel::Bool))
     });
     ctx
+}
+
+// The functions of strings that answer a bool or null, shared with the typed programs
+// (`typed.rs`): an argument that is not a string is `None`, and the answer `None` is
+// CEL's `null`.
+
+/// `inGeography(region, geography)`.
+pub(super) fn in_geography(region: Option<&str>, geography: Option<&str>) -> Option<bool> {
+    region::in_group(region?, geography?)
+}
+
+/// `versionAtLeast(version, minimum)`.
+pub(super) fn version_at_least(version: Option<&str>, minimum: Option<&str>) -> Option<bool> {
+    version::at_least(version?, minimum?)
+}
+
+/// `cudaSupported(sku, cuda)`.
+pub(super) fn cuda_supported(sku: Option<&str>, cuda: Option<&str>) -> Option<bool> {
+    let cc = catalog::sku(sku?)?.compute_capability?;
+    catalog::cuda_supported(cc, cuda?)
 }
 
 /// What `kaitoFit()` returns, field by field ([`KAITO_FIT_FIELDS`]): built directly rather

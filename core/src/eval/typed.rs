@@ -23,8 +23,9 @@
 //! `host/compiler/tests/typed_programs.rs`.
 
 use super::SKU_OF_RESOURCE;
+use super::functions;
 use crate::ast::{self, Expr as E};
-use crate::cel_value::{Scalar, ScalarField, key};
+use crate::cel_value::{self, Scalar, ScalarField, key};
 use crate::compute::Resource;
 use cel_interpreter::Value as Cel;
 use cel_interpreter::objects::Key;
@@ -53,8 +54,16 @@ enum Node {
     Field(ScalarField),
     /// `sku(resource.sku).<field>`, looked up in the SKU answer.
     Sku(Key),
-    /// `has(settings.<field>)`.
-    HasSetting(String),
+    /// `settings` or a field of it (`settings.a.b`), borrowed from the evaluation's value.
+    Settings(Vec<Key>),
+    /// `has(<settings path>.<field>)`.
+    Has(Box<Node>, String),
+    /// `size(x)` of a string, list or map in `settings` (or of a string).
+    Size(Box<Node>),
+    /// `size(resource.<field>)` of a list or map field, counted without converting it.
+    SizeOfResource(String),
+    /// One of computeguard's functions of strings that answer a bool or null.
+    Call(StringFunction, Box<[Node; 2]>),
     Not(Box<Node>),
     And(Box<[Node; 2]>),
     Or(Box<[Node; 2]>),
@@ -68,6 +77,51 @@ enum Node {
     InList(Box<Node>, Vec<Literal>),
     /// Anything else: the interpreter answers.
     Defer,
+}
+
+/// Functions of two strings answering a bool or null (`functions.rs`).
+#[derive(Clone, Copy, Debug)]
+enum StringFunction {
+    InGeography,
+    VersionAtLeast,
+    CudaSupported,
+}
+
+impl StringFunction {
+    fn named(name: &str) -> Option<Self> {
+        Some(match name {
+            "inGeography" => StringFunction::InGeography,
+            "versionAtLeast" => StringFunction::VersionAtLeast,
+            "cudaSupported" => StringFunction::CudaSupported,
+            _ => return None,
+        })
+    }
+
+    fn call(self, a: Option<&str>, b: Option<&str>) -> Option<bool> {
+        match self {
+            StringFunction::InGeography => functions::in_geography(a, b),
+            StringFunction::VersionAtLeast => functions::version_at_least(a, b),
+            StringFunction::CudaSupported => functions::cuda_supported(a, b),
+        }
+    }
+}
+
+/// What a node evaluates to: a scalar, or a value of `settings` (which may be a list
+/// or a map, for `size` and `has`).
+#[derive(Clone, Copy, Debug)]
+enum Val<'a> {
+    Scalar(Scalar<'a>),
+    Value(&'a Cel),
+}
+
+impl<'a> Val<'a> {
+    /// The scalar, or None for a list, map or other non-scalar value.
+    fn scalar(self) -> Option<Scalar<'a>> {
+        match self {
+            Val::Scalar(s) => Some(s),
+            Val::Value(v) => Scalar::of(v),
+        }
+    }
 }
 
 /// An owned scalar literal.
@@ -134,7 +188,11 @@ fn node(e: &E) -> Node {
             operand,
             field,
             test: true,
-        } if is(operand, "settings") => Node::HasSetting(field.clone()),
+        } => match settings_path(operand) {
+            Some(path) => Node::Has(Box::new(path), field.clone()),
+            None => Node::Defer,
+        },
+        E::Ident(_) | E::Select { .. } => settings_path(e).unwrap_or(Node::Defer),
         E::Call {
             func,
             target: None,
@@ -150,6 +208,22 @@ fn node(e: &E) -> Node {
             ("_<=_", [a, b]) => Node::Compare(pair(a, b), [Ordering::Less, Ordering::Equal]),
             ("_>_", [a, b]) => Node::Compare(pair(a, b), [Ordering::Greater; 2]),
             ("_>=_", [a, b]) => Node::Compare(pair(a, b), [Ordering::Greater, Ordering::Equal]),
+            (
+                "size",
+                [
+                    E::Select {
+                        operand,
+                        field,
+                        test: false,
+                    },
+                ],
+            ) if is(operand, "resource") && ScalarField::named(field).is_none() => {
+                Node::SizeOfResource(field.clone())
+            }
+            ("size", [a]) => Node::Size(Box::new(node(a))),
+            (name, [a, b]) if StringFunction::named(name).is_some() => {
+                StringFunction::named(name).map_or(Node::Defer, |f| Node::Call(f, pair(a, b)))
+            }
             ("@in", [a, E::List(items)]) => {
                 let literals = items.iter().map(|i| match i {
                     E::Literal(l) => Literal::of(l),
@@ -166,6 +240,28 @@ fn node(e: &E) -> Node {
     }
 }
 
+/// `settings` or a chain of fields of it, as a [`Node::Settings`].
+fn settings_path(e: &E) -> Option<Node> {
+    let mut path = Vec::new();
+    let mut at = e;
+    loop {
+        match at {
+            E::Ident(n) if n == "settings" => break,
+            E::Select {
+                operand,
+                field,
+                test: false,
+            } => {
+                path.push(key(field));
+                at = operand;
+            }
+            _ => return None,
+        }
+    }
+    path.reverse();
+    Some(Node::Settings(path))
+}
+
 impl Program {
     /// The expression's value when it is a bool the program reaches by itself; None
     /// when the interpreter must answer.
@@ -177,7 +273,66 @@ impl Program {
     }
 }
 
+/// A node's scalar value; None when the interpreter must answer (see [`value`]).
 fn eval<'a>(n: &'a Node, env: &Env<'a>) -> Option<Scalar<'a>> {
+    value(n, env)?.scalar()
+}
+
+/// A node's value; None where the interpreter would report an error or where the
+/// program does not know the answer.
+fn value<'a>(n: &'a Node, env: &Env<'a>) -> Option<Val<'a>> {
+    let scalar = |s| Some(Val::Scalar(s));
+    match n {
+        // `settings.a.b`: each step a field present in a map, else the interpreter's
+        // error (or its function value).
+        Node::Settings(path) => {
+            let mut at = env.settings;
+            for k in path {
+                match at {
+                    Cel::Map(m) => at = m.map.get(k)?,
+                    _ => return None,
+                }
+            }
+            Some(Val::Value(at))
+        }
+        // The interpreter's `has` on a map compares each key's text with the field; on
+        // anything else it is false.
+        Node::Has(operand, field) => scalar(Scalar::Bool(match value(operand, env)? {
+            Val::Value(Cel::Map(m)) => m.map.keys().any(|k| match k {
+                Key::String(s) => s.as_str() == field,
+                other => other.to_string() == *field,
+            }),
+            _ => false,
+        })),
+        // cel-interpreter's `size`: a string's bytes, a list's items, a map's entries.
+        Node::Size(a) => {
+            let n = match value(a, env)? {
+                Val::Scalar(Scalar::Str(s)) => s.len(),
+                Val::Value(Cel::String(s)) => s.len(),
+                Val::Value(Cel::List(l)) => l.len(),
+                Val::Value(Cel::Map(m)) => m.map.len(),
+                _ => return None,
+            };
+            scalar(Scalar::Int(i64::try_from(n).ok()?))
+        }
+        Node::SizeOfResource(field) => {
+            let n = cel_value::collection_len(env.resource, field)?;
+            scalar(Scalar::Int(i64::try_from(n).ok()?))
+        }
+        Node::Call(f, args) => {
+            let text = |s: Scalar<'a>| match s {
+                Scalar::Str(s) => Some(s),
+                _ => None,
+            };
+            let (a, b) = (eval(&args[0], env)?, eval(&args[1], env)?);
+            scalar(f.call(text(a), text(b)).map_or(Scalar::Null, Scalar::Bool))
+        }
+        _ => scalar(eval_scalar(n, env)?),
+    }
+}
+
+/// The nodes whose value is always a scalar.
+fn eval_scalar<'a>(n: &'a Node, env: &Env<'a>) -> Option<Scalar<'a>> {
     Some(match n {
         Node::Literal(l) => l.scalar(),
         Node::Field(f) => f.read(env.resource),
@@ -185,14 +340,6 @@ fn eval<'a>(n: &'a Node, env: &Env<'a>) -> Option<Scalar<'a>> {
             Cel::Map(m) => Scalar::of(m.map.get(k)?)?,
             _ => return None,
         },
-        // The interpreter's `has` on a map compares each key's text with the field.
-        Node::HasSetting(field) => Scalar::Bool(match env.settings {
-            Cel::Map(m) => m.map.keys().any(|k| match k {
-                Key::String(s) => s.as_str() == field,
-                other => other.to_string() == *field,
-            }),
-            _ => false,
-        }),
         Node::Not(a) => Scalar::Bool(!truthy(eval(a, env)?)),
         Node::And(p) => Scalar::Bool(truthy(eval(&p[0], env)?) && truthy(eval(&p[1], env)?)),
         // `a || b` is `a` itself when `a` is truthy, else `b` itself.
@@ -217,7 +364,12 @@ fn eval<'a>(n: &'a Node, env: &Env<'a>) -> Option<Scalar<'a>> {
             let x = eval(a, env)?;
             Scalar::Bool(list.iter().any(|l| equal(l.scalar(), x)))
         }
-        Node::Defer => return None,
+        Node::Defer
+        | Node::Settings(_)
+        | Node::Has(..)
+        | Node::Size(_)
+        | Node::SizeOfResource(_)
+        | Node::Call(..) => return None,
     })
 }
 
@@ -279,6 +431,7 @@ mod tests {
     use super::*;
     use crate::cel_value::{self, json_to_cel};
     use crate::eval::functions::functions;
+    use cel_interpreter::Context;
     use serde_json::json;
 
     /// Operands of every scalar kind: literals, fields of `resource` (set and unset),
@@ -313,6 +466,18 @@ mod tests {
         "@sku(resource.sku).nosuchfield",
         "has(settings.regions)",
         "has(settings.change)",
+        "settings.regions",
+        "settings.regions.allowed",
+        "has(settings.regions.allowed)",
+        "size(settings.regions.allowed)",
+        "size(settings.regions)",
+        "size(resource.zones)",
+        "size(resource.nodeSelection)",
+        "size(resource.sku)",
+        "size('abc')",
+        "versionAtLeast(resource.kubernetesVersion, '1.29')",
+        "cudaSupported(resource.sku, resource.cuda)",
+        "inGeography(resource.region, 'Europe')",
     ];
 
     /// `src` (with `@sku(resource.sku)` standing for the bound answer) parsed as the
@@ -324,7 +489,13 @@ mod tests {
     }
 
     /// The typed answer and the interpreter's, for `src` on a resource.
-    fn both(src: &str, r: &Resource, sku: &Cel, settings: &Cel) -> (Option<bool>, String) {
+    fn both(
+        functions: &Context<'static>,
+        src: &str,
+        r: &Resource,
+        sku: &Cel,
+        settings: &Cel,
+    ) -> (Option<bool>, String) {
         let e = parse(src);
         let typed = compile(&e).and_then(|p| {
             p.run(&Env {
@@ -333,7 +504,6 @@ mod tests {
                 sku: Some(sku),
             })
         });
-        let functions = functions();
         let mut scope = functions.new_inner_scope();
         scope.add_variable_from_value("settings", settings.clone());
         scope.add_variable_from_value("resource", cel_value::resource(r));
@@ -348,15 +518,22 @@ mod tests {
             kind: "aks-node-pool".into(),
             sku: Some("Standard_NC24ads_A100_v4".into()),
             region: Some("eastus".into()),
+            zones: vec!["1".into()],
             min_nodes: Some(0),
             autoscale: Some(true),
             gpu_requests: 1.0,
+            kubernetes_version: Some("1.30.2".into()),
+            cuda: Some("12.4".into()),
+            node_selection: [("agentpool".to_string(), "gpu".to_string())].into(),
             ..Resource::default()
         };
         let unknown = Resource {
             sku: Some("Standard_Nope".into()),
+            region: Some("westeurope".into()),
             min_nodes: Some(-1),
             gpu_requests: 0.5,
+            kubernetes_version: Some("1.27".into()),
+            cuda: Some("8.0".into()),
             ..Resource::default()
         };
         vec![Resource::default(), set, unknown]
@@ -364,49 +541,113 @@ mod tests {
 
     #[test]
     fn every_operator_over_every_scalar_kind_answers_as_the_interpreter() {
+        let functions = functions();
+        // Every resource under every settings value, with the interpreter's scope.
         let settings = [
-            json_to_cel(&json!({})),
-            json_to_cel(&json!({"regions": {"allowed": ["eastus"]}})),
-            json_to_cel(&json!(["not", "a", "map"])),
+            json!({}),
+            json!({"regions": {"allowed": ["eastus"], "allowedGeographies": "Europe"}}),
+            json!(["not", "a", "map"]),
         ];
-        let binary = ["==", "!=", "<", "<=", ">", ">=", "&&", "||"];
-        // Operands that are a scalar on every resource: between two of them, `==`, `!=`
-        // and `&&` always have a bool answer, which a program must give.
-        let scalar = |o: &str| !o.contains("zones") && !o.contains("nosuchfield");
-        let mut answered = 0;
+        let mut envs = Vec::new();
         for r in resources() {
             let sku = super::super::views::SkuMemo {
                 as_of: "2026-11-22".into(),
                 entries: Default::default(),
             }
             .get(r.sku.as_deref().unwrap_or(""));
-            for settings in &settings {
-                let mut check = |src: String, must_answer: bool| {
-                    let (typed, reference) = both(&src, &r, &sku, settings);
-                    match typed {
-                        Some(b) => {
-                            answered += 1;
-                            let answer = format!("{:?}", Ok::<_, ()>(Cel::Bool(b)));
-                            assert_eq!(answer, reference, "{src}");
-                        }
-                        None => assert!(!must_answer, "no program answered {src}: {reference}"),
-                    }
+            for s in &settings {
+                let settings = json_to_cel(s);
+                let mut scope = functions.new_inner_scope();
+                scope.add_variable_from_value("settings", settings.clone());
+                scope.add_variable_from_value("resource", cel_value::resource(&r));
+                scope.add_variable_from_value(SKU_OF_RESOURCE, sku.clone());
+                envs.push((r.clone(), sku.clone(), settings, scope));
+            }
+        }
+        // Operands that are a scalar wherever they have a value: between two of them,
+        // `==`, `!=` and `&&` answered by the interpreter must be answered by a program.
+        let scalar = |o: &str| {
+            ![
+                "resource.zones",
+                "settings.regions",
+                "settings.regions.allowed",
+            ]
+            .contains(&o)
+                && !o.contains("nosuchfield")
+        };
+        // The operator calls as cel-parser writes them, over operands parsed once.
+        let call = |func: &str, args: Vec<E>| E::Call {
+            func: func.into(),
+            target: None,
+            args,
+        };
+        let literal = |l| E::Literal(l);
+        let list = E::List(vec![
+            literal(ast::Literal::Int(1)),
+            literal(ast::Literal::String("a".into())),
+            literal(ast::Literal::Null),
+            literal(ast::Literal::Bool(true)),
+            literal(ast::Literal::Double(1.0)),
+        ]);
+        let (yes, no) = (
+            literal(ast::Literal::Bool(true)),
+            literal(ast::Literal::Bool(false)),
+        );
+        let binary = [
+            ("==", "_==_"),
+            ("!=", "_!=_"),
+            ("<", "_<_"),
+            ("<=", "_<=_"),
+            (">", "_>_"),
+            (">=", "_>=_"),
+            ("&&", "_&&_"),
+            ("||", "_||_"),
+        ];
+        let operands: Vec<(&str, E)> = OPERANDS.iter().map(|o| (*o, parse(o))).collect();
+        let mut cases = Vec::new();
+        for (a, ea) in &operands {
+            let must = scalar(a);
+            cases.push((format!("!{a}"), call("!_", vec![ea.clone()]), must));
+            let is_in = call("@in", vec![ea.clone(), list.clone()]);
+            cases.push((format!("{a} in [1, 'a', null, true, 1.0]"), is_in, must));
+            let choose = call("_?_:_", vec![ea.clone(), yes.clone(), no.clone()]);
+            cases.push((format!("{a} ? true : false"), choose, must));
+            for (b, eb) in &operands {
+                for (op, func) in binary {
+                    let must = must && scalar(b) && ["==", "!=", "&&"].contains(&op);
+                    let e = call(func, vec![ea.clone(), eb.clone()]);
+                    cases.push((format!("{a} {op} {b}"), e, must));
+                }
+                let choose = call("_?_:_", vec![ea.clone(), eb.clone(), no.clone()]);
+                cases.push((format!("{a} ? {b} : false"), choose, false));
+            }
+        }
+        let mut answered = 0;
+        for (src, e, must_answer) in cases {
+            let program = compile(&e);
+            let expr = ast::to_cel(&super::super::guard_panics(e));
+            for (r, sku, settings, scope) in &envs {
+                let env = Env {
+                    resource: r,
+                    settings,
+                    sku: Some(sku),
                 };
-                for a in OPERANDS {
-                    check(format!("!{a}"), scalar(a));
-                    check(format!("{a} in [1, 'a', null, true, 1.0]"), scalar(a));
-                    check(format!("{a} ? true : false"), scalar(a));
-                    for b in OPERANDS {
-                        for op in binary {
-                            let must = scalar(a) && scalar(b) && ["==", "!=", "&&"].contains(&op);
-                            check(format!("{a} {op} {b}"), must);
-                        }
-                        check(format!("{a} ? {b} : false"), false);
+                let typed = program.as_ref().and_then(|p| p.run(&env));
+                let reference = format!("{:?}", Cel::resolve(&expr, scope));
+                match typed {
+                    Some(b) => {
+                        answered += 1;
+                        let answer = format!("{:?}", Ok::<_, ()>(Cel::Bool(b)));
+                        assert_eq!(answer, reference, "{src} on {}", r.name);
                     }
+                    None => assert!(
+                        !(must_answer && reference.starts_with("Ok(")),
+                        "no program answered {src}: {reference}"
+                    ),
                 }
             }
         }
-        assert!(answered > 10_000, "programs answered {answered}");
+        assert!(answered > 30_000, "programs answered {answered}");
     }
 
     #[test]
@@ -423,12 +664,15 @@ mod tests {
             ),
         });
         let settings = json_to_cel(&json!({}));
-        let run = |src: &str| both(src, r, &sku, &settings).0;
+        let functions = functions();
+        let run = |src: &str| both(&functions, src, r, &sku, &settings).0;
         // A function call, a list field, a missing key, values that do not compare, a
         // non-bool result, a list answer of the SKU, another variable: None.
         for src in [
-            "size(resource.zones) == 0",
+            "region(resource.region).known",
             "resource.zones == []",
+            "size(resource.namespace) == 0",
+            "settings.regions == null",
             "@sku(resource.sku).nosuchfield == null",
             "resource.sku < 1",
             "resource.sku",
@@ -440,7 +684,7 @@ mod tests {
             assert_eq!(run(src), None, "{src}");
         }
         // Reached only past what decides the answer, the same parts do not matter.
-        assert_eq!(run("false && size(resource.zones) == 0"), Some(false));
+        assert_eq!(run("false && region(resource.region).known"), Some(false));
         assert_eq!(
             run("@sku(resource.sku).known || resource.sku < 1"),
             Some(true)
@@ -450,8 +694,8 @@ mod tests {
 
     #[test]
     fn only_expressions_with_something_to_evaluate_compile() {
-        assert!(compile(&parse("size(resource.zones) > 0")).is_some());
-        assert!(compile(&parse("size(resource.zones)")).is_none());
+        assert!(compile(&parse("region(resource.region).known")).is_none());
+        assert!(compile(&parse("resource.zones == []")).is_some());
         assert!(compile(&parse("resource.zones")).is_none());
         assert!(compile(&parse("resource.sku != null")).is_some());
     }
