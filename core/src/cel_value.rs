@@ -337,19 +337,56 @@ impl ScalarField {
     }
 }
 
-/// The fields of `resource` that hold a list or a map: what `size()` of one counts,
-/// read from the [`Resource`] without converting it (a test compares it with the
-/// converted field on every fixture). None for any other name.
-pub(crate) fn collection_len(r: &Resource, name: &str) -> Option<usize> {
+/// A field of `resource` that holds a list or a map, borrowed from the [`Resource`]:
+/// what the typed programs (`eval::typed`) iterate and count without converting it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Collection<'a> {
+    /// A list of strings.
+    Strings(&'a [String]),
+    /// A map of strings to strings (in CEL, a map; iterated, its keys).
+    Map(&'a BTreeMap<String, String>),
+    /// A list of JSON values (each converted as [`to_cel`] converts it).
+    Json(&'a [Value]),
+}
+
+impl Collection<'_> {
+    pub(crate) fn len(self) -> usize {
+        match self {
+            Collection::Strings(l) => l.len(),
+            Collection::Map(m) => m.len(),
+            Collection::Json(l) => l.len(),
+        }
+    }
+}
+
+/// The field of `resource` called `name` that holds a list or a map; None for any other
+/// name. A test compares it, converted, with what [`resource`] holds on every fixture.
+pub(crate) fn collection<'a>(r: &'a Resource, name: &str) -> Option<Collection<'a>> {
     Some(match name {
-        "zones" => r.zones.len(),
-        "images" => r.images.len(),
-        "labels" => r.labels.len(),
-        "tolerations" => r.tolerations.len(),
-        "taints" => r.taints.len(),
-        "nodeSelection" => r.node_selection.len(),
-        "unresolved" => r.unresolved.len(),
+        "zones" => Collection::Strings(&r.zones),
+        "images" => Collection::Strings(&r.images),
+        "labels" => Collection::Map(&r.labels),
+        "tolerations" => Collection::Json(&r.tolerations),
+        "taints" => Collection::Strings(&r.taints),
+        "nodeSelection" => Collection::Map(&r.node_selection),
+        "unresolved" => Collection::Strings(&r.unresolved),
         _ => return None,
+    })
+}
+
+/// A JSON scalar as [`to_cel`] converts it (serde writes a non-negative integer as a
+/// `uint`); None for an array or an object.
+pub(crate) fn json_scalar(v: &Value) -> Option<Scalar<'_>> {
+    Some(match v {
+        Value::Null => Scalar::Null,
+        Value::Bool(b) => Scalar::Bool(*b),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => Scalar::UInt(u),
+            (None, Some(i)) => Scalar::Int(i),
+            _ => Scalar::Float(n.as_f64()?),
+        },
+        Value::String(s) => Scalar::Str(s),
+        Value::Array(_) | Value::Object(_) => return None,
     })
 }
 
@@ -432,7 +469,17 @@ mod tests {
             os_type: Some("Linux".into()),
             kubernetes_version: Some("1.30".into()),
             gpu_instance_profile: Some("1g.10gb".into()),
-            tolerations: vec![serde_json::json!({"seconds": 300, "neg": -1, "f": 1.5, "ok": null})],
+            tolerations: [
+                serde_json::json!({"seconds": 300, "neg": -1, "f": 1.5, "ok": null}),
+                // Not what a reader writes, but what the conversions must agree on.
+                serde_json::json!(300),
+                serde_json::json!(-1),
+                serde_json::json!(1.5),
+                serde_json::json!("s"),
+                serde_json::json!(null),
+                serde_json::json!(true),
+            ]
+            .into(),
             taints: vec!["t".into()],
             node_selection: [("n".to_string(), "s".to_string())].into(),
             cuda: Some("12.2".into()),
@@ -463,6 +510,32 @@ mod tests {
                 f.name(),
                 r.name
             );
+        }
+        for name in FIELDS {
+            let held = m.map.get(&key(name)).expect("a field of resource");
+            let converted = collection(r, name).map(|c| match c {
+                Collection::Strings(l) => Cel::List(Arc::new(l.iter().map(|s| text(s)).collect())),
+                Collection::Map(m) => map(m.iter().map(|(k, v)| (key(k), text(v)))),
+                Collection::Json(l) => Cel::List(Arc::new(l.iter().map(to_cel).collect())),
+            });
+            assert_eq!(
+                converted.is_some(),
+                matches!(held, Cel::List(_) | Cel::Map(_)),
+                "{name} of {}",
+                r.name
+            );
+            let Some(converted) = converted else {
+                continue;
+            };
+            assert_eq!(&converted, held, "{name} of {}", r.name);
+            if let (Some(c), Cel::List(items)) = (collection(r, name), held) {
+                assert_eq!(c.len(), items.len());
+                if let Collection::Json(l) = c {
+                    for (item, json) in items.iter().zip(l) {
+                        assert_eq!(json_scalar(json), Scalar::of(item), "{name} of {}", r.name);
+                    }
+                }
+            }
         }
     }
 

@@ -465,13 +465,13 @@ impl Evaluator {
                         settings: &settings,
                         sku: sku.as_ref(),
                     };
-                    if let Some(b) = d
+                    if let Some(v) = d
                         .typed
                         .as_ref()
                         .filter(|_| self.typed)
                         .and_then(|p| p.run(&env))
                     {
-                        return Ok(Ok(Cel::Bool(b)));
+                        return Ok(Ok(v));
                     }
                     let scope = scope.get_or_insert_with(|| {
                         let mut s = root.new_inner_scope();

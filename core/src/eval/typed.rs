@@ -1,35 +1,41 @@
-//! Typed programs: the scalar part of rule conditions, evaluated without the
-//! interpreter's generic machinery (issue 36).
+//! Typed programs: rule expressions evaluated without the interpreter's generic
+//! machinery where that is certain to give the interpreter's answer (issue 36).
 //!
 //! cel-interpreter walks a generic tree over dynamic values. Every `resource.x` looks
 //! `resource` up through the scopes by name and then `x` in a 37-entry map, which was
-//! built for the resource before its first rule ran; every intermediate value is a
-//! [`Cel`] that is cloned and dropped. Yet most `when` and `assert` expressions of the
-//! built-in pack are comparisons and logic over scalar fields of `resource` and of
-//! `sku(resource.sku)`. When an expression is decoded, [`compile`] turns that part of it
-//! into a [`Program`]: fields become direct reads of the [`Resource`] and of the SKU
-//! answer, literals become scalars, operators keep the interpreter's exact semantics
+//! built for the resource (its lists and JSON converted) before its first rule ran;
+//! every intermediate value is a [`Cel`] that is cloned and dropped. Yet the built-in
+//! pack's conditions are mostly comparisons and logic over fields of `resource`, of
+//! `sku(resource.sku)` and of `settings`, a few functions of strings, and `exists` or
+//! `all` over a resource's lists and maps; its messages are mostly concatenations.
+//! When an expression is decoded, [`compile`] turns it into a [`Program`] in which
+//! fields are direct reads of the [`Resource`], of the SKU answer and of `settings`
+//! (borrowed, not converted), and operators keep the interpreter's exact semantics
 //! (truthiness for `!`, `&&`, `||` and `?:`, numeric equality across `int`, `uint` and
 //! `double`, comparisons that fail between other kinds).
 //!
-//! The interpreter stays the reference. A program answers only with a bool reached
-//! without anything it does not compile (a function call, a macro, a list or map
-//! value, another variable) and without an error (a missing key, values that do not
-//! compare). Otherwise [`Program::run`] answers `None`, and the interpreter evaluates
-//! the whole expression again from the start, which is sound because evaluating an
-//! expression changes nothing. So a program can make an answer cheaper, never
-//! different. The tests hold it to that: every operator over every kind of scalar
-//! here, and the built-in pack over every fixture and corpus file in
-//! `host/compiler/tests/typed_programs.rs`.
+//! The interpreter stays the reference. A program answers only with a bool or a
+//! string reached without anything it does not compile (another function, another
+//! macro, an index, arithmetic) and without an error (a missing key, values that do
+//! not compare, a concatenation of a non-string). Otherwise [`Program::run`] answers
+//! `None`, and the interpreter evaluates the whole expression again from the start,
+//! which is sound because evaluating an expression changes nothing. Where the
+//! interpreter's answer could depend on the order it iterates a map in (a hash
+//! order), a program answers only when no order could change it. So a program can
+//! make an answer cheaper, never different. The tests hold it to that: every
+//! operator over every kind of value here, and the built-in pack over every fixture
+//! and corpus file in `host/compiler/tests/typed_programs.rs`.
 
 use super::SKU_OF_RESOURCE;
 use super::functions;
 use crate::ast::{self, Expr as E};
-use crate::cel_value::{self, Scalar, ScalarField, key};
+use crate::cel_value::{self, Collection, Scalar, ScalarField, json_scalar, key};
 use crate::compute::Resource;
 use cel_interpreter::Value as Cel;
 use cel_interpreter::objects::Key;
+use serde_json::Value as Json;
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 /// A compiled expression; see the module documentation.
 #[derive(Debug)]
@@ -52,18 +58,26 @@ enum Node {
     Literal(Literal),
     /// `resource.<field>` for a field that holds a scalar.
     Field(ScalarField),
-    /// `sku(resource.sku).<field>`, looked up in the SKU answer.
-    Sku(Key),
-    /// `settings` or a field of it (`settings.a.b`), borrowed from the evaluation's value.
-    Settings(Vec<Key>),
-    /// `has(<settings path>.<field>)`.
+    /// `resource.<field>` for a field that holds a list or a map.
+    Collection(String),
+    /// `settings`.
+    Settings,
+    /// `sku(resource.sku)`.
+    Sku,
+    /// A macro's variable: its slot among the enclosing macros' variables.
+    Local(usize),
+    /// `operand.field` for any operand but `resource`.
+    Member(Box<Node>, Key),
+    /// `has(operand.field)`.
     Has(Box<Node>, String),
-    /// `size(x)` of a string, list or map in `settings` (or of a string).
+    /// `size(x)`.
     Size(Box<Node>),
-    /// `size(resource.<field>)` of a list or map field, counted without converting it.
-    SizeOfResource(String),
-    /// One of computeguard's functions of strings that answer a bool or null.
+    /// `string(x)`.
+    String(Box<Node>),
+    /// One of computeguard's functions of two strings that answer a bool or null.
     Call(StringFunction, Box<[Node; 2]>),
+    /// A method of strings: `target.contains(arg)`, `startsWith`, `endsWith`.
+    Method(StringMethod, Box<[Node; 2]>),
     Not(Box<Node>),
     And(Box<[Node; 2]>),
     Or(Box<[Node; 2]>),
@@ -75,6 +89,16 @@ enum Node {
     Compare(Box<[Node; 2]>, [Ordering; 2]),
     /// `x in [literals]`.
     InList(Box<Node>, Vec<Literal>),
+    /// `a + b + ...` of strings.
+    Concat(Vec<Node>),
+    /// `range.exists(v, body)` (`all: false`) or `range.all(v, body)`, the body seeing
+    /// each item (or map key) in the local slot `var`.
+    Macro {
+        all: bool,
+        range: Box<Node>,
+        var: usize,
+        body: Box<Node>,
+    },
     /// Anything else: the interpreter answers.
     Defer,
 }
@@ -106,20 +130,59 @@ impl StringFunction {
     }
 }
 
-/// What a node evaluates to: a scalar, or a value of `settings` (which may be a list
-/// or a map, for `size` and `has`).
+/// cel-interpreter's methods of strings.
 #[derive(Clone, Copy, Debug)]
-enum Val<'a> {
-    Scalar(Scalar<'a>),
-    Value(&'a Cel),
+enum StringMethod {
+    Contains,
+    StartsWith,
+    EndsWith,
 }
 
-impl<'a> Val<'a> {
+/// What a node evaluates to: borrowed wherever the value lives, owned only for a
+/// concatenation.
+#[derive(Clone, Debug)]
+enum Val<'a> {
+    Scalar(Scalar<'a>),
+    /// A value of `settings` or of the SKU answer, lists and maps included.
+    Value(&'a Cel),
+    /// An item of a JSON list field (`resource.tolerations`), or a field of one.
+    Json(&'a Json),
+    /// A list or map field of `resource`.
+    Collection(Collection<'a>),
+    /// A string made by the program.
+    Text(String),
+}
+
+impl Val<'_> {
     /// The scalar, or None for a list, map or other non-scalar value.
-    fn scalar(self) -> Option<Scalar<'a>> {
+    fn scalar(&self) -> Option<Scalar<'_>> {
         match self {
-            Val::Scalar(s) => Some(s),
+            Val::Scalar(s) => Some(*s),
             Val::Value(v) => Scalar::of(v),
+            Val::Json(j) => json_scalar(j),
+            Val::Collection(_) => None,
+            Val::Text(t) => Some(Scalar::Str(t)),
+        }
+    }
+
+    /// The string, if the value is one.
+    fn text(&self) -> Option<&str> {
+        match self.scalar()? {
+            Scalar::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// cel-interpreter's `Value::to_bool`.
+    fn truthy(&self) -> bool {
+        match self {
+            Val::Value(Cel::List(l)) => !l.is_empty(),
+            Val::Value(Cel::Map(m)) => !m.map.is_empty(),
+            Val::Value(Cel::Bytes(b)) => !b.is_empty(),
+            Val::Json(Json::Array(a)) => !a.is_empty(),
+            Val::Json(Json::Object(o)) => !o.is_empty(),
+            Val::Collection(c) => c.len() > 0,
+            other => other.scalar().is_some_and(truthy),
         }
     }
 }
@@ -163,214 +226,420 @@ impl Literal {
 /// The program for `e`, the expression as the interpreter runs it (after
 /// `sku(resource.sku)` is bound); None when its root is nothing a program evaluates.
 pub(super) fn compile(e: &E) -> Option<Program> {
-    match node(e) {
+    match node(e, &mut Vec::new()) {
         Node::Defer => None,
         root => Some(Program { root }),
     }
 }
 
-fn node(e: &E) -> Node {
-    let pair = |a: &E, b: &E| Box::new([node(a), node(b)]);
-    let is = |e: &E, name: &str| matches!(e, E::Ident(n) if n == name);
+/// `e` compiled where the names in `locals` are the enclosing macros' variables.
+fn node(e: &E, locals: &mut Vec<String>) -> Node {
+    let global = |e: &E, name: &str, locals: &[String]| matches!(e, E::Ident(n) if n == name && !locals.iter().any(|l| l == name));
+    let pair =
+        |a: &E, b: &E, locals: &mut Vec<String>| Box::new([node(a, locals), node(b, locals)]);
     match e {
         E::Literal(l) => Literal::of(l).map_or(Node::Defer, Node::Literal),
-        E::Select {
-            operand,
-            field,
-            test: false,
-        } if is(operand, "resource") => ScalarField::named(field).map_or(Node::Defer, Node::Field),
-        E::Select {
-            operand,
-            field,
-            test: false,
-        } if is(operand, SKU_OF_RESOURCE) => Node::Sku(key(field)),
-        E::Select {
-            operand,
-            field,
-            test: true,
-        } => match settings_path(operand) {
-            Some(path) => Node::Has(Box::new(path), field.clone()),
+        E::Ident(n) => match locals.iter().rposition(|l| l == n) {
+            Some(slot) => Node::Local(slot),
+            None if n == "settings" => Node::Settings,
+            None if n == SKU_OF_RESOURCE => Node::Sku,
             None => Node::Defer,
         },
-        E::Ident(_) | E::Select { .. } => settings_path(e).unwrap_or(Node::Defer),
+        E::Select {
+            operand,
+            field,
+            test: false,
+        } if global(operand, "resource", locals) => ScalarField::named(field)
+            .map(Node::Field)
+            .or_else(|| {
+                cel_value::collection(&Resource::default(), field)
+                    .map(|_| Node::Collection(field.clone()))
+            })
+            .unwrap_or(Node::Defer),
+        E::Select {
+            operand,
+            field,
+            test,
+        } => match node(operand, locals) {
+            Node::Defer => Node::Defer,
+            operand if *test => Node::Has(Box::new(operand), field.clone()),
+            operand => Node::Member(Box::new(operand), key(field)),
+        },
+        E::Call {
+            func,
+            target: Some(target),
+            args,
+        } => match (func.as_str(), args.as_slice()) {
+            ("contains", [a]) => Node::Method(StringMethod::Contains, pair(target, a, locals)),
+            ("startsWith", [a]) => Node::Method(StringMethod::StartsWith, pair(target, a, locals)),
+            ("endsWith", [a]) => Node::Method(StringMethod::EndsWith, pair(target, a, locals)),
+            _ => Node::Defer,
+        },
         E::Call {
             func,
             target: None,
             args,
         } => match (func.as_str(), args.as_slice()) {
-            ("!_", [a]) => Node::Not(Box::new(node(a))),
-            ("_&&_", [a, b]) => Node::And(pair(a, b)),
-            ("_||_", [a, b]) => Node::Or(pair(a, b)),
-            ("_?_:_", [c, a, b]) => Node::Conditional(Box::new([node(c), node(a), node(b)])),
-            ("_==_", [a, b]) => Node::Equals(pair(a, b)),
-            ("_!=_", [a, b]) => Node::NotEquals(pair(a, b)),
-            ("_<_", [a, b]) => Node::Compare(pair(a, b), [Ordering::Less; 2]),
-            ("_<=_", [a, b]) => Node::Compare(pair(a, b), [Ordering::Less, Ordering::Equal]),
-            ("_>_", [a, b]) => Node::Compare(pair(a, b), [Ordering::Greater; 2]),
-            ("_>=_", [a, b]) => Node::Compare(pair(a, b), [Ordering::Greater, Ordering::Equal]),
-            (
-                "size",
-                [
-                    E::Select {
-                        operand,
-                        field,
-                        test: false,
-                    },
-                ],
-            ) if is(operand, "resource") && ScalarField::named(field).is_none() => {
-                Node::SizeOfResource(field.clone())
+            ("!_", [a]) => Node::Not(Box::new(node(a, locals))),
+            ("_&&_", [a, b]) => Node::And(pair(a, b, locals)),
+            ("_||_", [a, b]) => Node::Or(pair(a, b, locals)),
+            ("_?_:_", [c, a, b]) => Node::Conditional(Box::new([
+                node(c, locals),
+                node(a, locals),
+                node(b, locals),
+            ])),
+            ("_==_", [a, b]) => Node::Equals(pair(a, b, locals)),
+            ("_!=_", [a, b]) => Node::NotEquals(pair(a, b, locals)),
+            ("_<_", [a, b]) => Node::Compare(pair(a, b, locals), [Ordering::Less; 2]),
+            ("_<=_", [a, b]) => {
+                Node::Compare(pair(a, b, locals), [Ordering::Less, Ordering::Equal])
             }
-            ("size", [a]) => Node::Size(Box::new(node(a))),
-            (name, [a, b]) if StringFunction::named(name).is_some() => {
-                StringFunction::named(name).map_or(Node::Defer, |f| Node::Call(f, pair(a, b)))
+            ("_>_", [a, b]) => Node::Compare(pair(a, b, locals), [Ordering::Greater; 2]),
+            ("_>=_", [a, b]) => {
+                Node::Compare(pair(a, b, locals), [Ordering::Greater, Ordering::Equal])
             }
+            ("_+_", [_, _]) => {
+                let mut parts = Vec::new();
+                concat_parts(e, &mut parts);
+                Node::Concat(parts.into_iter().map(|p| node(p, locals)).collect())
+            }
+            ("size", [a]) => Node::Size(Box::new(node(a, locals))),
+            ("string", [a]) => Node::String(Box::new(node(a, locals))),
             ("@in", [a, E::List(items)]) => {
                 let literals = items.iter().map(|i| match i {
                     E::Literal(l) => Literal::of(l),
                     _ => None,
                 });
                 match literals.collect::<Option<Vec<_>>>() {
-                    Some(list) => Node::InList(Box::new(node(a)), list),
+                    Some(list) => Node::InList(Box::new(node(a, locals)), list),
                     None => Node::Defer,
                 }
             }
+            (name, [a, b]) => match StringFunction::named(name) {
+                Some(f) => Node::Call(f, pair(a, b, locals)),
+                None => Node::Defer,
+            },
             _ => Node::Defer,
         },
+        E::Comprehension(c) => macro_node(c, locals).unwrap_or(Node::Defer),
         _ => Node::Defer,
     }
 }
 
-/// `settings` or a chain of fields of it, as a [`Node::Settings`].
-fn settings_path(e: &E) -> Option<Node> {
-    let mut path = Vec::new();
-    let mut at = e;
-    loop {
-        match at {
-            E::Ident(n) if n == "settings" => break,
-            E::Select {
-                operand,
-                field,
-                test: false,
-            } => {
-                path.push(key(field));
-                at = operand;
-            }
-            _ => return None,
+/// The operands of a chain of `+` (left to right).
+fn concat_parts<'e>(e: &'e E, out: &mut Vec<&'e E>) {
+    match e {
+        E::Call {
+            func,
+            target: None,
+            args,
+        } if func == "_+_" && args.len() == 2 => {
+            concat_parts(&args[0], out);
+            concat_parts(&args[1], out);
         }
+        other => out.push(other),
     }
-    path.reverse();
-    Some(Node::Settings(path))
 }
 
-impl Program {
-    /// The expression's value when it is a bool the program reaches by itself; None
-    /// when the interpreter must answer.
-    pub(super) fn run(&self, env: &Env<'_>) -> Option<bool> {
-        match eval(&self.root, env)? {
-            Scalar::Bool(b) => Some(b),
+/// `exists` or `all` as cel-parser expands them (`core/src/ast.rs` keeps that shape);
+/// None for any other comprehension.
+fn macro_node(c: &ast::Comprehension, locals: &mut Vec<String>) -> Option<Node> {
+    let accu = |e: &E| matches!(e, E::Ident(n) if *n == c.accu_var);
+    fn call1<'e>(e: &'e E, name: &str) -> Option<&'e E> {
+        match e {
+            E::Call {
+                func,
+                target: None,
+                args,
+            } if func == name && args.len() == 1 => args.first(),
             _ => None,
         }
     }
+    let step = match &c.loop_step {
+        E::Call {
+            func,
+            target: None,
+            args,
+        } if args.len() == 2 && accu(&args[0]) => Some((func.as_str(), &args[1])),
+        _ => None,
+    };
+    let not_strictly_false = call1(&c.loop_cond, "@not_strictly_false")?;
+    let (all, body) = match (&c.accu_init, step?) {
+        (E::Literal(ast::Literal::Bool(false)), ("_||_", body))
+            if call1(not_strictly_false, "!_").is_some_and(accu) =>
+        {
+            (false, body)
+        }
+        (E::Literal(ast::Literal::Bool(true)), ("_&&_", body)) if accu(not_strictly_false) => {
+            (true, body)
+        }
+        _ => return None,
+    };
+    if c.iter_var2.is_some() || !accu(&c.result) {
+        return None;
+    }
+    let range = node(&c.iter_range, locals);
+    locals.push(c.iter_var.clone());
+    let var = locals.len() - 1;
+    let body = node(body, locals);
+    locals.pop();
+    Some(Node::Macro {
+        all,
+        range: Box::new(range),
+        var,
+        body: Box::new(body),
+    })
 }
 
-/// A node's scalar value; None when the interpreter must answer (see [`value`]).
-fn eval<'a>(n: &'a Node, env: &Env<'a>) -> Option<Scalar<'a>> {
-    value(n, env)?.scalar()
+impl Program {
+    /// The expression's value when it is a bool or a string the program reaches by
+    /// itself; None when the interpreter must answer.
+    pub(super) fn run(&self, env: &Env<'_>) -> Option<Cel> {
+        match value(&self.root, env, &mut Vec::new())? {
+            Val::Text(t) => Some(Cel::String(Arc::new(t))),
+            v => match v.scalar()? {
+                Scalar::Bool(b) => Some(Cel::Bool(b)),
+                Scalar::Str(s) => Some(Cel::String(Arc::new(s.to_string()))),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// A node's value; None where the interpreter would report an error or where the
 /// program does not know the answer.
-fn value<'a>(n: &'a Node, env: &Env<'a>) -> Option<Val<'a>> {
-    let scalar = |s| Some(Val::Scalar(s));
+fn value<'a>(n: &'a Node, env: &Env<'a>, locals: &mut Vec<Val<'a>>) -> Option<Val<'a>> {
+    let bool = |b| Some(Val::Scalar(Scalar::Bool(b)));
     match n {
-        // `settings.a.b`: each step a field present in a map, else the interpreter's
-        // error (or its function value).
-        Node::Settings(path) => {
-            let mut at = env.settings;
-            for k in path {
-                match at {
-                    Cel::Map(m) => at = m.map.get(k)?,
-                    _ => return None,
-                }
-            }
-            Some(Val::Value(at))
-        }
+        Node::Literal(l) => Some(Val::Scalar(l.scalar())),
+        Node::Field(f) => Some(Val::Scalar(f.read(env.resource))),
+        Node::Collection(field) => cel_value::collection(env.resource, field).map(Val::Collection),
+        Node::Settings => Some(Val::Value(env.settings)),
+        Node::Sku => env.sku.map(Val::Value),
+        Node::Local(slot) => locals.get(*slot).cloned(),
+        // A field present in a map; else the interpreter's error (or its function value).
+        Node::Member(operand, k) => match value(operand, env, locals)? {
+            Val::Value(Cel::Map(m)) => m.map.get(k).map(Val::Value),
+            Val::Json(Json::Object(o)) => match k {
+                Key::String(field) => o.get(field.as_str()).map(Val::Json),
+                _ => None,
+            },
+            Val::Collection(Collection::Map(m)) => match k {
+                Key::String(field) => m.get(field.as_str()).map(|v| Val::Scalar(Scalar::Str(v))),
+                _ => None,
+            },
+            _ => None,
+        },
         // The interpreter's `has` on a map compares each key's text with the field; on
         // anything else it is false.
-        Node::Has(operand, field) => scalar(Scalar::Bool(match value(operand, env)? {
+        Node::Has(operand, field) => bool(match value(operand, env, locals)? {
             Val::Value(Cel::Map(m)) => m.map.keys().any(|k| match k {
                 Key::String(s) => s.as_str() == field,
                 other => other.to_string() == *field,
             }),
+            Val::Json(Json::Object(o)) => o.contains_key(field),
+            Val::Collection(Collection::Map(m)) => m.contains_key(field),
             _ => false,
-        })),
+        }),
         // cel-interpreter's `size`: a string's bytes, a list's items, a map's entries.
         Node::Size(a) => {
-            let n = match value(a, env)? {
-                Val::Scalar(Scalar::Str(s)) => s.len(),
-                Val::Value(Cel::String(s)) => s.len(),
+            let n = match value(a, env, locals)? {
                 Val::Value(Cel::List(l)) => l.len(),
                 Val::Value(Cel::Map(m)) => m.map.len(),
-                _ => return None,
+                Val::Value(Cel::Bytes(b)) => b.len(),
+                Val::Json(Json::Array(a)) => a.len(),
+                Val::Json(Json::Object(o)) => o.len(),
+                Val::Collection(c) => c.len(),
+                v => v.text()?.len(),
             };
-            scalar(Scalar::Int(i64::try_from(n).ok()?))
+            Some(Val::Scalar(Scalar::Int(i64::try_from(n).ok()?)))
         }
-        Node::SizeOfResource(field) => {
-            let n = cel_value::collection_len(env.resource, field)?;
-            scalar(Scalar::Int(i64::try_from(n).ok()?))
+        // cel-interpreter's `string` of a string or a number; an error for anything else.
+        Node::String(a) => {
+            let v = value(a, env, locals)?;
+            Some(Val::Text(match v.scalar()? {
+                Scalar::Str(s) => s.to_string(),
+                Scalar::Int(i) => i.to_string(),
+                Scalar::UInt(u) => u.to_string(),
+                Scalar::Float(f) => f.to_string(),
+                Scalar::Null | Scalar::Bool(_) => return None,
+            }))
         }
         Node::Call(f, args) => {
-            let text = |s: Scalar<'a>| match s {
-                Scalar::Str(s) => Some(s),
-                _ => None,
-            };
-            let (a, b) = (eval(&args[0], env)?, eval(&args[1], env)?);
-            scalar(f.call(text(a), text(b)).map_or(Scalar::Null, Scalar::Bool))
+            let a = value(&args[0], env, locals)?;
+            let b = value(&args[1], env, locals)?;
+            Some(Val::Scalar(
+                f.call(a.text(), b.text())
+                    .map_or(Scalar::Null, Scalar::Bool),
+            ))
         }
-        _ => scalar(eval_scalar(n, env)?),
+        Node::Method(m, args) => {
+            let target = value(&args[0], env, locals)?;
+            let arg = value(&args[1], env, locals)?;
+            match m {
+                // `contains` of a string: false for an argument that is not one; a
+                // list's or a map's `contains` is left to the interpreter.
+                StringMethod::Contains => match target.scalar()? {
+                    Scalar::Str(s) => bool(arg.text().is_some_and(|a| s.contains(a))),
+                    _ => bool(false),
+                },
+                // Both take strings only; anything else is an error.
+                StringMethod::StartsWith => bool(target.text()?.starts_with(arg.text()?)),
+                StringMethod::EndsWith => bool(target.text()?.ends_with(arg.text()?)),
+            }
+        }
+        Node::Not(a) => bool(!value(a, env, locals)?.truthy()),
+        Node::And(p) => {
+            bool(value(&p[0], env, locals)?.truthy() && value(&p[1], env, locals)?.truthy())
+        }
+        // `a || b` is `a` itself when `a` is truthy, else `b` itself.
+        Node::Or(p) => match value(&p[0], env, locals)? {
+            left if left.truthy() => Some(left),
+            _ => value(&p[1], env, locals),
+        },
+        Node::Conditional(p) => {
+            if value(&p[0], env, locals)?.truthy() {
+                value(&p[1], env, locals)
+            } else {
+                value(&p[2], env, locals)
+            }
+        }
+        Node::Equals(p) | Node::NotEquals(p) => {
+            let (a, b) = (value(&p[0], env, locals)?, value(&p[1], env, locals)?);
+            let same = equal(a.scalar()?, b.scalar()?);
+            bool(if matches!(n, Node::Equals(_)) {
+                same
+            } else {
+                !same
+            })
+        }
+        Node::Compare(p, accepted) => {
+            let (a, b) = (value(&p[0], env, locals)?, value(&p[1], env, locals)?);
+            bool(accepted.contains(&compare(a.scalar()?, b.scalar()?)?))
+        }
+        Node::InList(a, list) => {
+            let x = value(a, env, locals)?;
+            let x = x.scalar()?;
+            bool(list.iter().any(|l| equal(l.scalar(), x)))
+        }
+        Node::Concat(parts) => {
+            let mut out = String::new();
+            for p in parts {
+                out.push_str(value(p, env, locals)?.text()?);
+            }
+            Some(Val::Text(out))
+        }
+        Node::Macro {
+            all,
+            range,
+            var,
+            body,
+        } => macro_value(*all, value(range, env, locals)?, *var, body, env, locals),
+        Node::Defer => None,
     }
 }
 
-/// The nodes whose value is always a scalar.
-fn eval_scalar<'a>(n: &'a Node, env: &Env<'a>) -> Option<Scalar<'a>> {
-    Some(match n {
-        Node::Literal(l) => l.scalar(),
-        Node::Field(f) => f.read(env.resource),
-        Node::Sku(k) => match env.sku? {
-            Cel::Map(m) => Scalar::of(m.map.get(k)?)?,
-            _ => return None,
-        },
-        Node::Not(a) => Scalar::Bool(!truthy(eval(a, env)?)),
-        Node::And(p) => Scalar::Bool(truthy(eval(&p[0], env)?) && truthy(eval(&p[1], env)?)),
-        // `a || b` is `a` itself when `a` is truthy, else `b` itself.
-        Node::Or(p) => match eval(&p[0], env)? {
-            left if truthy(left) => left,
-            _ => eval(&p[1], env)?,
-        },
-        Node::Conditional(p) => {
-            if truthy(eval(&p[0], env)?) {
-                eval(&p[1], env)?
-            } else {
-                eval(&p[2], env)?
+/// `exists` or `all` over `range`. Over a list, the interpreter's loop: in order,
+/// stopping where the interpreter stops, `exists` keeping the body's value itself.
+/// Over a map, whose keys the interpreter visits in hash order, every key is
+/// evaluated and an answer given only where the order cannot matter: no key defers,
+/// and for `exists` every body is a bool.
+fn macro_value<'a>(
+    all: bool,
+    range: Val<'a>,
+    var: usize,
+    body: &'a Node,
+    env: &Env<'a>,
+    locals: &mut Vec<Val<'a>>,
+) -> Option<Val<'a>> {
+    let items: Vec<Val<'a>> = match range {
+        Val::Value(Cel::List(l)) => l.iter().map(Val::Value).collect(),
+        Val::Json(Json::Array(a)) => a.iter().map(Val::Json).collect(),
+        Val::Collection(Collection::Strings(l)) => {
+            l.iter().map(|s| Val::Scalar(Scalar::Str(s))).collect()
+        }
+        Val::Collection(Collection::Json(l)) => l.iter().map(Val::Json).collect(),
+        Val::Value(Cel::Map(m)) => {
+            let keys = m.map.keys().map(|k| match k {
+                Key::String(s) => Val::Scalar(Scalar::Str(s)),
+                Key::Int(i) => Val::Scalar(Scalar::Int(*i)),
+                Key::Uint(u) => Val::Scalar(Scalar::UInt(*u)),
+                Key::Bool(b) => Val::Scalar(Scalar::Bool(*b)),
+            });
+            return over_keys(all, keys.collect(), var, body, env, locals);
+        }
+        Val::Json(Json::Object(o)) => {
+            let keys = o.keys().map(|k| Val::Scalar(Scalar::Str(k)));
+            return over_keys(all, keys.collect(), var, body, env, locals);
+        }
+        Val::Collection(Collection::Map(m)) => {
+            let keys = m.keys().map(|k| Val::Scalar(Scalar::Str(k)));
+            return over_keys(all, keys.collect(), var, body, env, locals);
+        }
+        // The interpreter's `@iterable` refuses anything else.
+        _ => return None,
+    };
+    let mut accu = Val::Scalar(Scalar::Bool(all));
+    for item in items {
+        // The loop condition: `@not_strictly_false(!accu)` for `exists` (accu is falsy
+        // until it stops), `@not_strictly_false(accu)` for `all` (accu is a bool).
+        let go_on = if all {
+            !matches!(accu.scalar(), Some(Scalar::Bool(false)))
+        } else {
+            !accu.truthy()
+        };
+        if !go_on {
+            break;
+        }
+        let b = with_local(var, item, locals, |locals| value(body, env, locals))?;
+        // `accu || body` with accu falsy is the body; `accu && body` with accu true is
+        // the body's truthiness.
+        accu = if all {
+            Val::Scalar(Scalar::Bool(b.truthy()))
+        } else {
+            b
+        };
+    }
+    Some(accu)
+}
+
+fn over_keys<'a>(
+    all: bool,
+    keys: Vec<Val<'a>>,
+    var: usize,
+    body: &'a Node,
+    env: &Env<'a>,
+    locals: &mut Vec<Val<'a>>,
+) -> Option<Val<'a>> {
+    let mut answer = all;
+    for k in keys {
+        let b = with_local(var, k, locals, |locals| value(body, env, locals))?;
+        let b = if all {
+            b.truthy()
+        } else {
+            match b.scalar()? {
+                Scalar::Bool(b) => b,
+                _ => return None,
             }
-        }
-        Node::Equals(p) => Scalar::Bool(equal(eval(&p[0], env)?, eval(&p[1], env)?)),
-        Node::NotEquals(p) => Scalar::Bool(!equal(eval(&p[0], env)?, eval(&p[1], env)?)),
-        Node::Compare(p, accepted) => {
-            let order = compare(eval(&p[0], env)?, eval(&p[1], env)?)?;
-            Scalar::Bool(accepted.contains(&order))
-        }
-        Node::InList(a, list) => {
-            let x = eval(a, env)?;
-            Scalar::Bool(list.iter().any(|l| equal(l.scalar(), x)))
-        }
-        Node::Defer
-        | Node::Settings(_)
-        | Node::Has(..)
-        | Node::Size(_)
-        | Node::SizeOfResource(_)
-        | Node::Call(..) => return None,
-    })
+        };
+        answer = if all { answer && b } else { answer || b };
+    }
+    Some(Val::Scalar(Scalar::Bool(answer)))
+}
+
+/// Runs `f` with `item` in the local slot `var` (the slots of the enclosing macros
+/// below it).
+fn with_local<'a, T>(
+    var: usize,
+    item: Val<'a>,
+    locals: &mut Vec<Val<'a>>,
+    f: impl FnOnce(&mut Vec<Val<'a>>) -> T,
+) -> T {
+    locals.truncate(var);
+    locals.push(item);
+    let out = f(locals);
+    locals.truncate(var);
+    out
 }
 
 /// cel-interpreter's `Value::to_bool` on a scalar.
@@ -478,6 +747,18 @@ mod tests {
         "versionAtLeast(resource.kubernetesVersion, '1.29')",
         "cudaSupported(resource.sku, resource.cuda)",
         "inGeography(resource.region, 'Europe')",
+        "resource.tolerations.exists(t, has(t.key) && t.key == 'sku')",
+        "resource.tolerations.all(t, t.operator == 'Exists')",
+        "resource.tolerations.exists(t, t.tolerationSeconds > 10)",
+        "resource.nodeSelection.exists(k, k.contains('gpu') || k == 'sku')",
+        "resource.nodeSelection.all(k, k.startsWith('agent'))",
+        "resource.labels.exists(k, resource.labels.exists(j, j != k))",
+        "settings.regions.allowed.exists(a, a == resource.region)",
+        "resource.zones.exists(z, z)",
+        "resource.sku + '/' + resource.kind",
+        "string(resource.minNodes) + string(resource.gpuRequests)",
+        "resource.kind.endsWith('pool')",
+        "resource.nodeSelection.agentpool",
     ];
 
     /// `src` (with `@sku(resource.sku)` standing for the bound answer) parsed as the
@@ -495,7 +776,7 @@ mod tests {
         r: &Resource,
         sku: &Cel,
         settings: &Cel,
-    ) -> (Option<bool>, String) {
+    ) -> (Option<Cel>, String) {
         let e = parse(src);
         let typed = compile(&e).and_then(|p| {
             p.run(&Env {
@@ -524,7 +805,20 @@ mod tests {
             gpu_requests: 1.0,
             kubernetes_version: Some("1.30.2".into()),
             cuda: Some("12.4".into()),
-            node_selection: [("agentpool".to_string(), "gpu".to_string())].into(),
+            node_selection: [
+                ("agentpool".to_string(), "gpu".to_string()),
+                ("sku".to_string(), String::new()),
+            ]
+            .into(),
+            labels: [
+                ("a".to_string(), "1".to_string()),
+                ("b".to_string(), "2".to_string()),
+            ]
+            .into(),
+            tolerations: vec![
+                json!({"key": "sku", "operator": "Equal", "value": "gpu", "tolerationSeconds": 300}),
+                json!({"operator": "Exists", "tolerationSeconds": -5}),
+            ],
             ..Resource::default()
         };
         let unknown = Resource {
@@ -534,6 +828,9 @@ mod tests {
             gpu_requests: 0.5,
             kubernetes_version: Some("1.27".into()),
             cuda: Some("8.0".into()),
+            zones: vec!["".into(), "2".into()],
+            node_selection: [("gpu-type".to_string(), "a100".to_string())].into(),
+            tolerations: vec![json!({"key": "nvidia.com/gpu"}), json!("odd"), json!(1.5)],
             ..Resource::default()
         };
         vec![Resource::default(), set, unknown]
@@ -574,6 +871,7 @@ mod tests {
             ]
             .contains(&o)
                 && !o.contains("nosuchfield")
+                && !o.contains("exists(z, z)")
         };
         // The operator calls as cel-parser writes them, over operands parsed once.
         let call = |func: &str, args: Vec<E>| E::Call {
@@ -635,9 +933,9 @@ mod tests {
                 let typed = program.as_ref().and_then(|p| p.run(&env));
                 let reference = format!("{:?}", Cel::resolve(&expr, scope));
                 match typed {
-                    Some(b) => {
+                    Some(v) => {
                         answered += 1;
-                        let answer = format!("{:?}", Ok::<_, ()>(Cel::Bool(b)));
+                        let answer = format!("{:?}", Ok::<_, ()>(v));
                         assert_eq!(answer, reference, "{src} on {}", r.name);
                     }
                     None => assert!(
@@ -667,7 +965,8 @@ mod tests {
         let functions = functions();
         let run = |src: &str| both(&functions, src, r, &sku, &settings).0;
         // A function call, a list field, a missing key, values that do not compare, a
-        // non-bool result, a list answer of the SKU, another variable: None.
+        // number as the answer, a list answer of the SKU, another variable, a macro's
+        // missing field, a body over a map's keys that is not a bool: None.
         for src in [
             "region(resource.region).known",
             "resource.zones == []",
@@ -675,28 +974,33 @@ mod tests {
             "settings.regions == null",
             "@sku(resource.sku).nosuchfield == null",
             "resource.sku < 1",
-            "resource.sku",
+            "resource.minNodes",
             "@sku(resource.sku).sources == null",
             "asOf == ''",
             "resource.sku in ['a', resource.region]",
-            "false || resource.sku",
+            "false || resource.minNodes",
+            "resource.tolerations.exists(t, t.nosuchfield)",
+            "resource.nodeSelection.exists(k, k)",
         ] {
             assert_eq!(run(src), None, "{src}");
         }
         // Reached only past what decides the answer, the same parts do not matter.
-        assert_eq!(run("false && region(resource.region).known"), Some(false));
+        let (yes, no) = (Some(Cel::Bool(true)), Some(Cel::Bool(false)));
+        assert_eq!(run("false && region(resource.region).known"), no);
+        assert_eq!(run("@sku(resource.sku).known || resource.sku < 1"), yes);
+        assert_eq!(run("resource.region == 'eastus' ? true : asOf"), yes);
+        // What a program does answer besides bools: strings.
         assert_eq!(
-            run("@sku(resource.sku).known || resource.sku < 1"),
-            Some(true)
+            run("resource.region + '/' + string(resource.minNodes)"),
+            Some(Cel::String(Arc::new("eastus/0".into())))
         );
-        assert_eq!(run("resource.region == 'eastus' ? true : asOf"), Some(true));
     }
 
     #[test]
     fn only_expressions_with_something_to_evaluate_compile() {
         assert!(compile(&parse("region(resource.region).known")).is_none());
+        assert!(compile(&parse("asOf")).is_none());
         assert!(compile(&parse("resource.zones == []")).is_some());
-        assert!(compile(&parse("resource.zones")).is_none());
         assert!(compile(&parse("resource.sku != null")).is_some());
     }
 }
