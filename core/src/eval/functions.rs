@@ -62,7 +62,7 @@ pub(super) fn functions() -> Context<'static> {
         ))
     });
     ctx.add_function("region", |v: Cel| -> R {
-        Ok(to_cel(&region_view(text_arg(&v).unwrap_or(""))))
+        Ok(MapFunction::Region.call(&[v]))
     });
     ctx.add_function("inGeography", |r: Cel, g: Cel| -> R {
         Ok(in_geography(text_arg(&r), text_arg(&g)).map_or(Cel::Null, Cel::Bool))
@@ -74,35 +74,89 @@ pub(super) fn functions() -> Context<'static> {
         Ok(version_at_least(text_arg(&a), text_arg(&b)).map_or(Cel::Null, Cel::Bool))
     });
     ctx.add_function("skuOffer", |s: Cel, r: Cel, z: Cel| -> R {
-        Ok(azure::sku_offer(&s, &r, &z))
+        Ok(MapFunction::SkuOffer.call(&[s, r, z]))
     });
-    ctx.add_function("quota", |s: Cel, r: Cel| -> R { Ok(azure::quota(&s, &r)) });
+    ctx.add_function("quota", |s: Cel, r: Cel| -> R {
+        Ok(MapFunction::Quota.call(&[s, r]))
+    });
     ctx.add_function("aksPoolSize", |s: Cel, r: Cel, m: Cel| -> R {
-        Ok(super::aks::pool_size(&s, &r, &m))
+        Ok(MapFunction::AksPoolSize.call(&[s, r, m]))
     });
     ctx.add_function("migOs", |o: Cel, t: Cel| -> R {
-        Ok(super::aks::mig_os(&o, &t))
+        Ok(MapFunction::MigOs.call(&[o, t]))
     });
     ctx.add_function("kaitoFit", |p: Cel, s: Cel, n: Cel, m: Cel| -> R {
-        let count = match n {
-            Cel::Int(i) => i,
-            Cel::UInt(u) => i64::try_from(u).unwrap_or(i64::MAX),
-            _ => 1,
-        };
-        Ok(match (text_arg(&p), text_arg(&s)) {
-            (Some(p), Some(s)) => fit_view(catalog::kaito::fit(
-                p,
-                s,
-                count,
-                text_arg(&m).unwrap_or("inference"),
-            )),
-            _ => Cel::Null,
-        })
+        Ok(MapFunction::KaitoFit.call(&[p, s, n, m]))
     });
     ctx.add_function("cudaSupported", |s: Cel, c: Cel| -> R {
         Ok(cuda_supported(text_arg(&s), text_arg(&c)).map_or(Cel::Null, Cel::Bool))
     });
     ctx
+}
+
+/// computeguard's functions that answer a map (or null), shared with the typed programs
+/// (`typed.rs`), which call them with the same arguments.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum MapFunction {
+    Region,
+    SkuOffer,
+    Quota,
+    AksPoolSize,
+    MigOs,
+    KaitoFit,
+}
+
+impl MapFunction {
+    /// The function called `name` taking `arity` arguments.
+    pub(super) fn named(name: &str, arity: usize) -> Option<Self> {
+        let f = match name {
+            "region" => MapFunction::Region,
+            "skuOffer" => MapFunction::SkuOffer,
+            "quota" => MapFunction::Quota,
+            "aksPoolSize" => MapFunction::AksPoolSize,
+            "migOs" => MapFunction::MigOs,
+            "kaitoFit" => MapFunction::KaitoFit,
+            _ => return None,
+        };
+        (f.arity() == arity).then_some(f)
+    }
+
+    fn arity(self) -> usize {
+        match self {
+            MapFunction::Region => 1,
+            MapFunction::Quota | MapFunction::MigOs => 2,
+            MapFunction::SkuOffer | MapFunction::AksPoolSize => 3,
+            MapFunction::KaitoFit => 4,
+        }
+    }
+
+    /// The answer for `args` (as many as [`MapFunction::named`] was given).
+    pub(super) fn call(self, args: &[Cel]) -> Cel {
+        let arg = |i: usize| args.get(i).unwrap_or(&Cel::Null);
+        match self {
+            MapFunction::Region => to_cel(&region_view(text_arg(arg(0)).unwrap_or(""))),
+            MapFunction::SkuOffer => azure::sku_offer(arg(0), arg(1), arg(2)),
+            MapFunction::Quota => azure::quota(arg(0), arg(1)),
+            MapFunction::AksPoolSize => super::aks::pool_size(arg(0), arg(1), arg(2)),
+            MapFunction::MigOs => super::aks::mig_os(arg(0), arg(1)),
+            MapFunction::KaitoFit => {
+                let count = match arg(2) {
+                    Cel::Int(i) => *i,
+                    Cel::UInt(u) => i64::try_from(*u).unwrap_or(i64::MAX),
+                    _ => 1,
+                };
+                match (text_arg(arg(0)), text_arg(arg(1))) {
+                    (Some(p), Some(s)) => fit_view(catalog::kaito::fit(
+                        p,
+                        s,
+                        count,
+                        text_arg(arg(3)).unwrap_or("inference"),
+                    )),
+                    _ => Cel::Null,
+                }
+            }
+        }
+    }
 }
 
 // The functions of strings that answer a bool or null, shared with the typed programs

@@ -76,6 +76,11 @@ enum Node {
     String(Box<Node>),
     /// One of computeguard's functions of two strings that answer a bool or null.
     Call(StringFunction, Box<[Node; 2]>),
+    /// One of computeguard's functions that answer a map, called with its arguments
+    /// converted as the interpreter would pass them.
+    MapCall(functions::MapFunction, Vec<Node>),
+    /// A list literal.
+    List(Vec<Node>),
     /// A method of strings: `target.contains(arg)`, `startsWith`, `endsWith`.
     Method(StringMethod, Box<[Node; 2]>),
     Not(Box<Node>),
@@ -151,6 +156,9 @@ enum Val<'a> {
     Collection(Collection<'a>),
     /// A string made by the program.
     Text(String),
+    /// A value made by the program: a function's answer, a list literal, or a part of
+    /// either.
+    Owned(Cel),
 }
 
 impl Val<'_> {
@@ -159,9 +167,50 @@ impl Val<'_> {
         match self {
             Val::Scalar(s) => Some(*s),
             Val::Value(v) => Scalar::of(v),
+            Val::Owned(v) => Scalar::of(v),
             Val::Json(j) => json_scalar(j),
             Val::Collection(_) => None,
             Val::Text(t) => Some(Scalar::Str(t)),
+        }
+    }
+
+    /// The CEL value, when it is one already.
+    fn cel(&self) -> Option<&Cel> {
+        match self {
+            Val::Value(v) => Some(v),
+            Val::Owned(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The value as the interpreter holds it (what a function is passed).
+    fn to_cel(&self) -> Cel {
+        let text = |s: &str| Cel::String(Arc::new(s.to_string()));
+        match self {
+            Val::Scalar(s) => match s {
+                Scalar::Null => Cel::Null,
+                Scalar::Bool(b) => Cel::Bool(*b),
+                Scalar::Int(i) => Cel::Int(*i),
+                Scalar::UInt(u) => Cel::UInt(*u),
+                Scalar::Float(f) => Cel::Float(*f),
+                Scalar::Str(s) => text(s),
+            },
+            Val::Value(v) => (*v).clone(),
+            Val::Owned(v) => v.clone(),
+            Val::Json(j) => cel_value::to_cel(j),
+            Val::Collection(c) => match c {
+                Collection::Strings(l) => Cel::List(Arc::new(l.iter().map(|s| text(s)).collect())),
+                Collection::Map(m) => cel_value::map(
+                    m.iter()
+                        .map(|(k, v)| (key(k), text(v)))
+                        .collect::<Vec<_>>()
+                        .into_iter(),
+                ),
+                Collection::Json(l) => {
+                    Cel::List(Arc::new(l.iter().map(cel_value::to_cel).collect()))
+                }
+            },
+            Val::Text(t) => text(t),
         }
     }
 
@@ -176,9 +225,9 @@ impl Val<'_> {
     /// cel-interpreter's `Value::to_bool`.
     fn truthy(&self) -> bool {
         match self {
-            Val::Value(Cel::List(l)) => !l.is_empty(),
-            Val::Value(Cel::Map(m)) => !m.map.is_empty(),
-            Val::Value(Cel::Bytes(b)) => !b.is_empty(),
+            Val::Value(Cel::List(l)) | Val::Owned(Cel::List(l)) => !l.is_empty(),
+            Val::Value(Cel::Map(m)) | Val::Owned(Cel::Map(m)) => !m.map.is_empty(),
+            Val::Value(Cel::Bytes(b)) | Val::Owned(Cel::Bytes(b)) => !b.is_empty(),
             Val::Json(Json::Array(a)) => !a.is_empty(),
             Val::Json(Json::Object(o)) => !o.is_empty(),
             Val::Collection(c) => c.len() > 0,
@@ -315,13 +364,17 @@ fn node(e: &E, locals: &mut Vec<String>) -> Node {
                     None => Node::Defer,
                 }
             }
-            (name, [a, b]) => match StringFunction::named(name) {
-                Some(f) => Node::Call(f, pair(a, b, locals)),
-                None => Node::Defer,
+            (name, args) => match (
+                StringFunction::named(name),
+                functions::MapFunction::named(name, args.len()),
+            ) {
+                (Some(f), _) if args.len() == 2 => Node::Call(f, pair(&args[0], &args[1], locals)),
+                (_, Some(f)) => Node::MapCall(f, args.iter().map(|a| node(a, locals)).collect()),
+                _ => Node::Defer,
             },
-            _ => Node::Defer,
         },
         E::Comprehension(c) => macro_node(c, locals).unwrap_or(Node::Defer),
+        E::List(items) => Node::List(items.iter().map(|i| node(i, locals)).collect()),
         _ => Node::Defer,
     }
 }
@@ -420,6 +473,7 @@ fn value<'a>(n: &'a Node, env: &Env<'a>, locals: &mut Vec<Val<'a>>) -> Option<Va
         // A field present in a map; else the interpreter's error (or its function value).
         Node::Member(operand, k) => match value(operand, env, locals)? {
             Val::Value(Cel::Map(m)) => m.map.get(k).map(Val::Value),
+            Val::Owned(Cel::Map(m)) => m.map.get(k).cloned().map(Val::Owned),
             Val::Json(Json::Object(o)) => match k {
                 Key::String(field) => o.get(field.as_str()).map(Val::Json),
                 _ => None,
@@ -432,25 +486,32 @@ fn value<'a>(n: &'a Node, env: &Env<'a>, locals: &mut Vec<Val<'a>>) -> Option<Va
         },
         // The interpreter's `has` on a map compares each key's text with the field; on
         // anything else it is false.
-        Node::Has(operand, field) => bool(match value(operand, env, locals)? {
-            Val::Value(Cel::Map(m)) => m.map.keys().any(|k| match k {
-                Key::String(s) => s.as_str() == field,
-                other => other.to_string() == *field,
-            }),
-            Val::Json(Json::Object(o)) => o.contains_key(field),
-            Val::Collection(Collection::Map(m)) => m.contains_key(field),
-            _ => false,
-        }),
+        Node::Has(operand, field) => {
+            let v = value(operand, env, locals)?;
+            bool(match v.cel() {
+                Some(Cel::Map(m)) => m.map.keys().any(|k| match k {
+                    Key::String(s) => s.as_str() == field,
+                    other => other.to_string() == *field,
+                }),
+                Some(_) => false,
+                None => match v {
+                    Val::Json(Json::Object(o)) => o.contains_key(field),
+                    Val::Collection(Collection::Map(m)) => m.contains_key(field),
+                    _ => false,
+                },
+            })
+        }
         // cel-interpreter's `size`: a string's bytes, a list's items, a map's entries.
         Node::Size(a) => {
-            let n = match value(a, env, locals)? {
-                Val::Value(Cel::List(l)) => l.len(),
-                Val::Value(Cel::Map(m)) => m.map.len(),
-                Val::Value(Cel::Bytes(b)) => b.len(),
-                Val::Json(Json::Array(a)) => a.len(),
-                Val::Json(Json::Object(o)) => o.len(),
-                Val::Collection(c) => c.len(),
-                v => v.text()?.len(),
+            let v = value(a, env, locals)?;
+            let n = match (v.cel(), &v) {
+                (Some(Cel::List(l)), _) => l.len(),
+                (Some(Cel::Map(m)), _) => m.map.len(),
+                (Some(Cel::Bytes(b)), _) => b.len(),
+                (_, Val::Json(Json::Array(a))) => a.len(),
+                (_, Val::Json(Json::Object(o))) => o.len(),
+                (_, Val::Collection(c)) => c.len(),
+                _ => v.text()?.len(),
             };
             Some(Val::Scalar(Scalar::Int(i64::try_from(n).ok()?)))
         }
@@ -472,6 +533,20 @@ fn value<'a>(n: &'a Node, env: &Env<'a>, locals: &mut Vec<Val<'a>>) -> Option<Va
                 f.call(a.text(), b.text())
                     .map_or(Scalar::Null, Scalar::Bool),
             ))
+        }
+        Node::MapCall(f, args) => {
+            let mut values = Vec::with_capacity(args.len());
+            for a in args {
+                values.push(value(a, env, locals)?.to_cel());
+            }
+            Some(Val::Owned(f.call(&values)))
+        }
+        Node::List(items) => {
+            let mut values = Vec::with_capacity(items.len());
+            for i in items {
+                values.push(value(i, env, locals)?.to_cel());
+            }
+            Some(Val::Owned(Cel::List(Arc::new(values))))
         }
         Node::Method(m, args) => {
             let target = value(&args[0], env, locals)?;
@@ -554,6 +629,11 @@ fn macro_value<'a>(
 ) -> Option<Val<'a>> {
     let items: Vec<Val<'a>> = match range {
         Val::Value(Cel::List(l)) => l.iter().map(Val::Value).collect(),
+        Val::Owned(Cel::List(l)) => l.iter().cloned().map(Val::Owned).collect(),
+        Val::Owned(Cel::Map(m)) => {
+            let keys = m.map.keys().map(|k| Val::Owned(Cel::from(k)));
+            return over_keys(all, keys.collect(), var, body, env, locals);
+        }
         Val::Json(Json::Array(a)) => a.iter().map(Val::Json).collect(),
         Val::Collection(Collection::Strings(l)) => {
             l.iter().map(|s| Val::Scalar(Scalar::Str(s))).collect()
@@ -759,6 +839,16 @@ mod tests {
         "string(resource.minNodes) + string(resource.gpuRequests)",
         "resource.kind.endsWith('pool')",
         "resource.nodeSelection.agentpool",
+        "region(resource.region).known",
+        "region(resource.region).geography",
+        "skuOffer(resource.sku, resource.region, resource.zones).answer",
+        "quota(resource.sku, resource.region).evaluated",
+        "migOs(resource.osSku, resource.osType).answer",
+        "aksPoolSize(resource.sku, resource.region, resource.poolMode).answer",
+        "kaitoFit('phi-4', resource.sku, resource.instanceCount, resource.workload).answer",
+        "[quota(resource.sku, resource.region)].all(q, q.known || !q.known)",
+        "[resource.sku, 'a'].exists(x, x == 'a')",
+        "size([resource.sku])",
     ];
 
     /// `src` (with `@sku(resource.sku)` standing for the bound answer) parsed as the
@@ -968,7 +1058,7 @@ mod tests {
         // number as the answer, a list answer of the SKU, another variable, a macro's
         // missing field, a body over a map's keys that is not a bool: None.
         for src in [
-            "region(resource.region).known",
+            "cudaOf(resource.sku) == null",
             "resource.zones == []",
             "size(resource.namespace) == 0",
             "settings.regions == null",
@@ -986,7 +1076,7 @@ mod tests {
         }
         // Reached only past what decides the answer, the same parts do not matter.
         let (yes, no) = (Some(Cel::Bool(true)), Some(Cel::Bool(false)));
-        assert_eq!(run("false && region(resource.region).known"), no);
+        assert_eq!(run("false && cudaOf(resource.sku) == null"), no);
         assert_eq!(run("@sku(resource.sku).known || resource.sku < 1"), yes);
         assert_eq!(run("resource.region == 'eastus' ? true : asOf"), yes);
         // What a program does answer besides bools: strings.
@@ -998,7 +1088,8 @@ mod tests {
 
     #[test]
     fn only_expressions_with_something_to_evaluate_compile() {
-        assert!(compile(&parse("region(resource.region).known")).is_none());
+        assert!(compile(&parse("cudaOf(resource.sku)")).is_none());
+        assert!(compile(&parse("region(resource.region).known")).is_some());
         assert!(compile(&parse("asOf")).is_none());
         assert!(compile(&parse("resource.zones == []")).is_some());
         assert!(compile(&parse("resource.sku != null")).is_some());
