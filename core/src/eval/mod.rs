@@ -16,7 +16,10 @@
 //!   expressions on first use and running each rule over each resource;
 //! - `views`: the catalog data `sku()` and `region()` hand to CEL, and the
 //!   per-evaluation memo of `sku()` answers;
-//! - `functions`: the table of CEL functions registered for rules;
+//! - `functions`: the table of CEL functions registered for rules, and the one
+//!   implementation of each that both the table and the typed programs call;
+//! - `typed`: typed programs, each expression compiled when it is decoded and run before
+//!   the interpreter, which answers wherever a program cannot be certain;
 //! - `azure`: what `skuOffer()` and `quota()` answer from the installed context, and the
 //!   per-evaluation sum of what the document declares of each quota.
 
@@ -125,8 +128,8 @@ struct Decoded {
     uses_object: bool,
     /// Reads [`SKU_OF_RESOURCE`], bound once per resource.
     uses_resource_sku: bool,
-    /// The expression's scalar part as a typed program, tried before the interpreter
-    /// (`typed.rs`); None when there is none.
+    /// The expression as a typed program, tried before the interpreter (`typed.rs`);
+    /// None when its root is nothing a program evaluates.
     typed: Option<typed::Program>,
 }
 
