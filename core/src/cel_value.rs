@@ -183,157 +183,79 @@ impl<'a> Scalar<'a> {
     }
 }
 
-/// The fields of `resource` that hold a scalar, read straight from the [`Resource`] with
-/// the value [`resource`] puts in its map (a test compares the two on every fixture).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ScalarField {
-    Kind,
-    SourceKind,
-    Name,
-    Namespace,
-    Display,
-    Sku,
-    Region,
-    MinNodes,
-    MaxNodes,
-    Autoscale,
-    Priority,
-    Workload,
-    InstanceCount,
-    Distributed,
-    GpuRequests,
-    RdmaRequests,
-    OsType,
-    KubernetesVersion,
-    GpuInstanceProfile,
-    PoolMode,
-    OsSku,
-    GpuDriver,
-    Preset,
-    Cuda,
-    CudaSource,
-    IsolationRequired,
-    GpuOperator,
-    ParentRegion,
-    Parent,
-    AzureId,
+/// Declares [`ScalarField`] from one table: each field's variant, its name in
+/// `resource`, and how it is read from a [`Resource`].
+macro_rules! scalar_fields {
+    ($($variant:ident $name:literal |$r:ident| $read:expr,)*) => {
+        /// The fields of `resource` that hold a scalar, read straight from the
+        /// [`Resource`] with the value [`resource`] puts in its map (a test compares the
+        /// two on every fixture).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) enum ScalarField {
+            $($variant,)*
+        }
+
+        impl ScalarField {
+            pub(crate) const ALL: &'static [ScalarField] = &[$(ScalarField::$variant,)*];
+
+            /// The field's name in `resource` (one of [`FIELDS`]).
+            pub(crate) fn name(self) -> &'static str {
+                match self {
+                    $(ScalarField::$variant => $name,)*
+                }
+            }
+
+            /// The field's value in `r`, as `resource(r)` holds it.
+            pub(crate) fn read(self, r: &Resource) -> Scalar<'_> {
+                match self {
+                    $(ScalarField::$variant => {
+                        let $r = r;
+                        $read
+                    })*
+                }
+            }
+        }
+    };
+}
+
+scalar_fields! {
+    Kind "kind" |r| Scalar::Str(&r.kind),
+    SourceKind "sourceKind" |r| Scalar::Str(&r.source_kind),
+    Name "name" |r| Scalar::Str(&r.name),
+    Namespace "namespace" |r| Scalar::opt(&r.namespace),
+    Display "display" |r| Scalar::Str(&r.display),
+    Sku "sku" |r| Scalar::opt(&r.sku),
+    Region "region" |r| Scalar::opt(&r.region),
+    MinNodes "minNodes" |r| Scalar::opt_int(r.min_nodes),
+    MaxNodes "maxNodes" |r| Scalar::opt_int(r.max_nodes),
+    Autoscale "autoscale" |r| r.autoscale.map_or(Scalar::Null, Scalar::Bool),
+    Priority "priority" |r| Scalar::opt(&r.priority),
+    Workload "workload" |r| Scalar::Str(&r.workload),
+    InstanceCount "instanceCount" |r| Scalar::opt_int(r.instance_count),
+    Distributed "distributed" |r| Scalar::Bool(r.distributed),
+    GpuRequests "gpuRequests" |r| Scalar::Float(r.gpu_requests),
+    RdmaRequests "rdmaRequests" |r| Scalar::Float(r.rdma_requests),
+    OsType "osType" |r| Scalar::opt(&r.os_type),
+    KubernetesVersion "kubernetesVersion" |r| Scalar::opt(&r.kubernetes_version),
+    GpuInstanceProfile "gpuInstanceProfile" |r| Scalar::opt(&r.gpu_instance_profile),
+    PoolMode "poolMode" |r| Scalar::opt(&r.pool_mode),
+    OsSku "osSku" |r| Scalar::opt(&r.os_sku),
+    GpuDriver "gpuDriver" |r| Scalar::opt(&r.gpu_driver),
+    Preset "preset" |r| Scalar::opt(&r.preset),
+    Cuda "cuda" |r| Scalar::opt(&r.cuda),
+    CudaSource "cudaSource" |r| Scalar::opt(&r.cuda_source),
+    IsolationRequired "isolationRequired" |r| Scalar::Bool(r.isolation_required),
+    GpuOperator "gpuOperator" |r| Scalar::Bool(r.gpu_operator),
+    ParentRegion "parentRegion" |r| Scalar::opt(&r.parent_region),
+    Parent "parent" |r| Scalar::opt(&r.parent),
+    AzureId "azureId" |r| Scalar::opt(&r.azure_id),
 }
 
 impl ScalarField {
-    pub(crate) const ALL: [ScalarField; 30] = {
-        use ScalarField as F;
-        [
-            F::Kind,
-            F::SourceKind,
-            F::Name,
-            F::Namespace,
-            F::Display,
-            F::Sku,
-            F::Region,
-            F::MinNodes,
-            F::MaxNodes,
-            F::Autoscale,
-            F::Priority,
-            F::Workload,
-            F::InstanceCount,
-            F::Distributed,
-            F::GpuRequests,
-            F::RdmaRequests,
-            F::OsType,
-            F::KubernetesVersion,
-            F::GpuInstanceProfile,
-            F::PoolMode,
-            F::OsSku,
-            F::GpuDriver,
-            F::Preset,
-            F::Cuda,
-            F::CudaSource,
-            F::IsolationRequired,
-            F::GpuOperator,
-            F::ParentRegion,
-            F::Parent,
-            F::AzureId,
-        ]
-    };
-
-    /// The field's name in `resource` (one of [`FIELDS`]).
-    pub(crate) fn name(self) -> &'static str {
-        use ScalarField as F;
-        match self {
-            F::Kind => "kind",
-            F::SourceKind => "sourceKind",
-            F::Name => "name",
-            F::Namespace => "namespace",
-            F::Display => "display",
-            F::Sku => "sku",
-            F::Region => "region",
-            F::MinNodes => "minNodes",
-            F::MaxNodes => "maxNodes",
-            F::Autoscale => "autoscale",
-            F::Priority => "priority",
-            F::Workload => "workload",
-            F::InstanceCount => "instanceCount",
-            F::Distributed => "distributed",
-            F::GpuRequests => "gpuRequests",
-            F::RdmaRequests => "rdmaRequests",
-            F::OsType => "osType",
-            F::KubernetesVersion => "kubernetesVersion",
-            F::GpuInstanceProfile => "gpuInstanceProfile",
-            F::PoolMode => "poolMode",
-            F::OsSku => "osSku",
-            F::GpuDriver => "gpuDriver",
-            F::Preset => "preset",
-            F::Cuda => "cuda",
-            F::CudaSource => "cudaSource",
-            F::IsolationRequired => "isolationRequired",
-            F::GpuOperator => "gpuOperator",
-            F::ParentRegion => "parentRegion",
-            F::Parent => "parent",
-            F::AzureId => "azureId",
-        }
-    }
-
     /// The scalar field called `name`; None for a list or map field and for a name
     /// `resource` does not have.
     pub(crate) fn named(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|f| f.name() == name)
-    }
-
-    /// The field's value in `r`, as `resource(r)` holds it.
-    pub(crate) fn read(self, r: &Resource) -> Scalar<'_> {
-        use ScalarField as F;
-        match self {
-            F::Kind => Scalar::Str(&r.kind),
-            F::SourceKind => Scalar::Str(&r.source_kind),
-            F::Name => Scalar::Str(&r.name),
-            F::Namespace => Scalar::opt(&r.namespace),
-            F::Display => Scalar::Str(&r.display),
-            F::Sku => Scalar::opt(&r.sku),
-            F::Region => Scalar::opt(&r.region),
-            F::MinNodes => Scalar::opt_int(r.min_nodes),
-            F::MaxNodes => Scalar::opt_int(r.max_nodes),
-            F::Autoscale => r.autoscale.map_or(Scalar::Null, Scalar::Bool),
-            F::Priority => Scalar::opt(&r.priority),
-            F::Workload => Scalar::Str(&r.workload),
-            F::InstanceCount => Scalar::opt_int(r.instance_count),
-            F::Distributed => Scalar::Bool(r.distributed),
-            F::GpuRequests => Scalar::Float(r.gpu_requests),
-            F::RdmaRequests => Scalar::Float(r.rdma_requests),
-            F::OsType => Scalar::opt(&r.os_type),
-            F::KubernetesVersion => Scalar::opt(&r.kubernetes_version),
-            F::GpuInstanceProfile => Scalar::opt(&r.gpu_instance_profile),
-            F::PoolMode => Scalar::opt(&r.pool_mode),
-            F::OsSku => Scalar::opt(&r.os_sku),
-            F::GpuDriver => Scalar::opt(&r.gpu_driver),
-            F::Preset => Scalar::opt(&r.preset),
-            F::Cuda => Scalar::opt(&r.cuda),
-            F::CudaSource => Scalar::opt(&r.cuda_source),
-            F::IsolationRequired => Scalar::Bool(r.isolation_required),
-            F::GpuOperator => Scalar::Bool(r.gpu_operator),
-            F::ParentRegion => Scalar::opt(&r.parent_region),
-            F::Parent => Scalar::opt(&r.parent),
-            F::AzureId => Scalar::opt(&r.azure_id),
-        }
+        Self::ALL.iter().copied().find(|f| f.name() == name)
     }
 }
 
