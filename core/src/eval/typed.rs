@@ -29,7 +29,7 @@
 use super::SKU_OF_RESOURCE;
 use super::functions;
 use crate::ast::{self, Expr as E};
-use crate::cel_value::{self, Collection, Scalar, ScalarField, json_scalar, key};
+use crate::cel_value::{self, Collection, CollectionField, Scalar, ScalarField, json_scalar, key};
 use crate::compute::Resource;
 use cel_interpreter::Value as Cel;
 use cel_interpreter::objects::Key;
@@ -55,11 +55,12 @@ pub(super) struct Env<'a> {
 
 #[derive(Debug)]
 enum Node {
-    Literal(Literal),
+    /// A literal other than bytes.
+    Literal(ast::Literal),
     /// `resource.<field>` for a field that holds a scalar.
     Field(ScalarField),
     /// `resource.<field>` for a field that holds a list or a map.
-    Collection(String),
+    Collection(CollectionField),
     /// `settings`.
     Settings,
     /// `sku(resource.sku)`.
@@ -92,8 +93,8 @@ enum Node {
     NotEquals(Box<[Node; 2]>),
     /// `<`, `<=`, `>`, `>=`: true when the operands' order is one of these.
     Compare(Box<[Node; 2]>, [Ordering; 2]),
-    /// `x in [literals]`.
-    InList(Box<Node>, Vec<Literal>),
+    /// `x in [literals]` (none of them bytes).
+    InList(Box<Node>, Vec<ast::Literal>),
     /// `a + b + ...` of strings.
     Concat(Vec<Node>),
     /// `range.exists(v, body)` (`all: false`) or `range.all(v, body)`, the body seeing
@@ -185,32 +186,13 @@ impl Val<'_> {
 
     /// The value as the interpreter holds it (what a function is passed).
     fn to_cel(&self) -> Cel {
-        let text = |s: &str| Cel::String(Arc::new(s.to_string()));
         match self {
-            Val::Scalar(s) => match s {
-                Scalar::Null => Cel::Null,
-                Scalar::Bool(b) => Cel::Bool(*b),
-                Scalar::Int(i) => Cel::Int(*i),
-                Scalar::UInt(u) => Cel::UInt(*u),
-                Scalar::Float(f) => Cel::Float(*f),
-                Scalar::Str(s) => text(s),
-            },
+            Val::Scalar(s) => s.to_cel(),
             Val::Value(v) => (*v).clone(),
             Val::Owned(v) => v.clone(),
             Val::Json(j) => cel_value::to_cel(j),
-            Val::Collection(c) => match c {
-                Collection::Strings(l) => Cel::List(Arc::new(l.iter().map(|s| text(s)).collect())),
-                Collection::Map(m) => cel_value::map(
-                    m.iter()
-                        .map(|(k, v)| (key(k), text(v)))
-                        .collect::<Vec<_>>()
-                        .into_iter(),
-                ),
-                Collection::Json(l) => {
-                    Cel::List(Arc::new(l.iter().map(cel_value::to_cel).collect()))
-                }
-            },
-            Val::Text(t) => text(t),
+            Val::Collection(c) => c.to_cel(),
+            Val::Text(t) => cel_value::text(t),
         }
     }
 
@@ -236,40 +218,17 @@ impl Val<'_> {
     }
 }
 
-/// An owned scalar literal.
-#[derive(Debug)]
-enum Literal {
-    Null,
-    Bool(bool),
-    Int(i64),
-    UInt(u64),
-    Float(f64),
-    Str(String),
-}
-
-impl Literal {
-    fn of(l: &ast::Literal) -> Option<Self> {
-        Some(match l {
-            ast::Literal::Null => Literal::Null,
-            ast::Literal::Bool(b) => Literal::Bool(*b),
-            ast::Literal::Int(i) => Literal::Int(*i),
-            ast::Literal::UInt(u) => Literal::UInt(*u),
-            ast::Literal::Double(f) => Literal::Float(*f),
-            ast::Literal::String(s) => Literal::Str(s.clone()),
-            ast::Literal::Bytes(_) => return None,
-        })
-    }
-
-    fn scalar(&self) -> Scalar<'_> {
-        match self {
-            Literal::Null => Scalar::Null,
-            Literal::Bool(b) => Scalar::Bool(*b),
-            Literal::Int(i) => Scalar::Int(*i),
-            Literal::UInt(u) => Scalar::UInt(*u),
-            Literal::Float(f) => Scalar::Float(*f),
-            Literal::Str(s) => Scalar::Str(s),
-        }
-    }
+/// A literal's scalar; None for bytes, which a program leaves to the interpreter.
+fn literal(l: &ast::Literal) -> Option<Scalar<'_>> {
+    Some(match l {
+        ast::Literal::Null => Scalar::Null,
+        ast::Literal::Bool(b) => Scalar::Bool(*b),
+        ast::Literal::Int(i) => Scalar::Int(*i),
+        ast::Literal::UInt(u) => Scalar::UInt(*u),
+        ast::Literal::Double(f) => Scalar::Float(*f),
+        ast::Literal::String(s) => Scalar::Str(s),
+        ast::Literal::Bytes(_) => return None,
+    })
 }
 
 /// The program for `e`, the expression as the interpreter runs it (after
@@ -287,7 +246,7 @@ fn node(e: &E, locals: &mut Vec<String>) -> Node {
     let pair =
         |a: &E, b: &E, locals: &mut Vec<String>| Box::new([node(a, locals), node(b, locals)]);
     match e {
-        E::Literal(l) => Literal::of(l).map_or(Node::Defer, Node::Literal),
+        E::Literal(l) if literal(l).is_some() => Node::Literal(l.clone()),
         E::Ident(n) => match locals.iter().rposition(|l| l == n) {
             Some(slot) => Node::Local(slot),
             None if n == "settings" => Node::Settings,
@@ -300,10 +259,7 @@ fn node(e: &E, locals: &mut Vec<String>) -> Node {
             test: false,
         } if global(operand, "resource", locals) => ScalarField::named(field)
             .map(Node::Field)
-            .or_else(|| {
-                cel_value::collection(&Resource::default(), field)
-                    .map(|_| Node::Collection(field.clone()))
-            })
+            .or_else(|| CollectionField::named(field).map(Node::Collection))
             .unwrap_or(Node::Defer),
         E::Select {
             operand,
@@ -356,7 +312,7 @@ fn node(e: &E, locals: &mut Vec<String>) -> Node {
             ("string", [a]) => Node::String(Box::new(node(a, locals))),
             ("@in", [a, E::List(items)]) => {
                 let literals = items.iter().map(|i| match i {
-                    E::Literal(l) => Literal::of(l),
+                    E::Literal(l) if literal(l).is_some() => Some(l.clone()),
                     _ => None,
                 });
                 match literals.collect::<Option<Vec<_>>>() {
@@ -464,9 +420,9 @@ impl Program {
 fn value<'a>(n: &'a Node, env: &Env<'a>, locals: &mut Vec<Val<'a>>) -> Option<Val<'a>> {
     let bool = |b| Some(Val::Scalar(Scalar::Bool(b)));
     match n {
-        Node::Literal(l) => Some(Val::Scalar(l.scalar())),
+        Node::Literal(l) => literal(l).map(Val::Scalar),
         Node::Field(f) => Some(Val::Scalar(f.read(env.resource))),
-        Node::Collection(field) => cel_value::collection(env.resource, field).map(Val::Collection),
+        Node::Collection(f) => Some(Val::Collection(f.read(env.resource))),
         Node::Settings => Some(Val::Value(env.settings)),
         Node::Sku => env.sku.map(Val::Value),
         Node::Local(slot) => locals.get(*slot).cloned(),
@@ -595,7 +551,7 @@ fn value<'a>(n: &'a Node, env: &Env<'a>, locals: &mut Vec<Val<'a>>) -> Option<Va
         Node::InList(a, list) => {
             let x = value(a, env, locals)?;
             let x = x.scalar()?;
-            bool(list.iter().any(|l| equal(l.scalar(), x)))
+            bool(list.iter().filter_map(literal).any(|l| equal(l, x)))
         }
         Node::Concat(parts) => {
             let mut out = String::new();
