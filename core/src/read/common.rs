@@ -14,7 +14,9 @@ pub fn escape(token: &str) -> String {
 /// `token` escaped for a JSON pointer, borrowed when it needs no escaping (nearly
 /// every key: the readers build a pointer for every node they visit).
 pub(crate) fn escaped(token: &str) -> Cow<'_, str> {
-    if token.contains(['~', '/']) {
+    // A byte scan: `contains(['~', '/'])` goes through the general char-set searcher,
+    // which cost more than the rest of this function on a Pod's short keys.
+    if token.bytes().any(|b| b == b'~' || b == b'/') {
         Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
     } else {
         Cow::Borrowed(token)
@@ -22,12 +24,36 @@ pub(crate) fn escaped(token: &str) -> Cow<'_, str> {
 }
 
 pub(crate) fn join(base: &str, token: &str) -> String {
-    let token = escaped(token);
-    let mut out = String::with_capacity(base.len() + 1 + token.len());
+    [base, "/", &escaped(token)].concat()
+}
+
+/// `base` + `/` + the decimal `index`: a pointer to a list item, without `format!`'s
+/// machinery (the readers build one per container, variable and request).
+pub(crate) fn item_ptr(base: &str, index: usize) -> String {
+    let mut out = String::with_capacity(base.len() + 4);
     out.push_str(base);
-    out.push('/');
-    out.push_str(&token);
+    push_index(&mut out, index);
     out
+}
+
+/// Appends `/` and the decimal `index` to `ptr`.
+pub(crate) fn push_index(ptr: &mut String, index: usize) {
+    ptr.push('/');
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = index;
+    loop {
+        at -= 1;
+        // `n % 10` is below 10, so the digit is ASCII.
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for d in &digits[at..] {
+        ptr.push(char::from(*d));
+    }
 }
 
 /// [`Value::pointer`] without its allocations: serde_json unescapes every token of
@@ -155,7 +181,7 @@ pub(crate) fn merge_labels(r: &mut Resource, map: Option<&Value>, ptr: &str) {
         for (k, v) in m {
             if let Some(t) = scalar_text(v) {
                 r.fields
-                    .entry(format!("labels.{k}"))
+                    .entry(["labels.", k].concat())
                     .or_insert_with(|| join(ptr, k));
                 r.labels.insert(k.clone(), t);
             }
@@ -229,19 +255,22 @@ pub(crate) fn device_requests(r: &mut Resource, res: Option<&Value>, ptr: &str) 
         let (mut g, mut d) = (0.0, 0.0);
         for (k, v) in m {
             let n = num_of(v).unwrap_or(0.0);
-            let p = join(&format!("{ptr}/{section}"), k);
+            // The pointer is written only for the requests that are read (most are CPU
+            // and memory).
+            let p = || join(&[ptr, "/", section].concat(), k);
             if k == "nvidia.com/gpu" || k == "amd.com/gpu" || k.starts_with("nvidia.com/mig-") {
+                let p = p();
                 g += n;
-                r.fields.entry("gpuRequests".into()).or_insert(p.clone());
                 if let Some(profile) = k.strip_prefix("nvidia.com/mig-")
                     && r.gpu_instance_profile.is_none()
                 {
                     r.gpu_instance_profile = Some(profile.to_string());
                     r.fields.insert("gpuInstanceProfile".into(), p.clone());
                 }
+                r.fields.entry("gpuRequests".into()).or_insert(p);
             } else if k.starts_with("rdma/") || k.starts_with("mellanox.com/") {
                 d += n;
-                r.fields.entry("rdmaRequests".into()).or_insert(p);
+                r.fields.entry("rdmaRequests".into()).or_insert_with(p);
             }
         }
         if g > 0.0 || d > 0.0 {
@@ -257,6 +286,23 @@ pub(crate) fn device_requests(r: &mut Resource, res: Option<&Value>, ptr: &str) 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn pointer_helpers_write_what_format_writes() {
+        for token in ["", "a", "a/b", "~", "~1", "a~b/c", "nvidia.com/gpu", "é/ü~"] {
+            assert_eq!(escape(token), token.replace('~', "~0").replace('/', "~1"));
+            assert_eq!(join("/x", token), format!("/x/{}", escape(token)));
+        }
+        for index in [0, 1, 9, 10, 99, 100, 4096, 1_000_007, usize::MAX] {
+            assert_eq!(
+                item_ptr("/spec/containers", index),
+                format!("/spec/containers/{index}")
+            );
+            let mut ptr = String::from("/a");
+            push_index(&mut ptr, index);
+            assert_eq!(ptr, format!("/a/{index}"));
+        }
+    }
 
     #[test]
     fn at_finds_what_serde_json_pointer_finds() {

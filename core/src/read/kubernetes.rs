@@ -15,12 +15,11 @@
 //! displayed `Kind namespace/name (role)`.
 
 use super::common::{
-    At, device_requests, escape, escaped, int_of, join, merge_labels, resolve_cuda, resolve_intent,
-    scalar_text, set_region, set_sku, str_at,
+    At, device_requests, escape, escaped, int_of, item_ptr, join, merge_labels, push_index,
+    resolve_cuda, resolve_intent, scalar_text, set_region, set_sku, str_at,
 };
 use crate::compute::Resource;
 use serde_json::Value;
-use std::fmt::Write;
 
 /// Node labels whose value is the VM size.
 pub(super) const INSTANCE_TYPE_LABELS: [&str; 3] = [
@@ -457,7 +456,7 @@ fn expand(doc: &Value, pattern: &str) -> Vec<(String, Vec<String>, Option<String
                         let token = escape(k);
                         let mut b = binds.clone();
                         b.push(token.clone());
-                        next.push((item, format!("{ptr}/{token}"), b, Some(k.clone())));
+                        next.push((item, [&ptr, "/", &token].concat(), b, Some(k.clone())));
                     }
                 }
                 ("#", Value::Array(items)) => {
@@ -468,13 +467,13 @@ fn expand(doc: &Value, pattern: &str) -> Vec<(String, Vec<String>, Option<String
                             .iter()
                             .find_map(|k| item.get(*k).and_then(Value::as_str))
                             .map_or_else(|| i.to_string(), str::to_string);
-                        next.push((item, format!("{ptr}/{i}"), b, Some(name)));
+                        next.push((item, item_ptr(&ptr, i), b, Some(name)));
                     }
                 }
                 ("*" | "#", _) => {}
                 (lit, Value::Object(m)) => {
                     if let Some(item) = m.get(lit) {
-                        next.push((item, format!("{ptr}/{lit}"), binds, role));
+                        next.push((item, [&ptr, "/", lit].concat(), binds, role));
                     }
                 }
                 _ => {}
@@ -516,12 +515,12 @@ fn walk(v: &Value, ptr: &mut String, depth: usize, out: &mut Vec<String>) {
     if depth > MAX_WALK_DEPTH {
         return;
     }
+    // Scalars hold nothing to find; `token` writes the item's pointer token.
     let descend =
-        |item: &Value, token: &dyn std::fmt::Display, ptr: &mut String, out: &mut Vec<String>| {
-            // Scalars hold nothing to find.
+        |item: &Value, token: &dyn Fn(&mut String), ptr: &mut String, out: &mut Vec<String>| {
             if matches!(item, Value::Object(_) | Value::Array(_)) {
                 let len = ptr.len();
-                let _ = write!(ptr, "/{token}");
+                token(ptr);
                 walk(item, ptr, depth + 1, out);
                 ptr.truncate(len);
             }
@@ -538,12 +537,16 @@ fn walk(v: &Value, ptr: &mut String, depth: usize, out: &mut Vec<String>) {
                 {
                     continue;
                 }
-                descend(item, &escaped(k), ptr, out);
+                let push = |p: &mut String| {
+                    p.push('/');
+                    p.push_str(&escaped(k));
+                };
+                descend(item, &push, ptr, out);
             }
         }
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                descend(item, &i, ptr, out);
+                descend(item, &|p: &mut String| push_index(p, i), ptr, out);
             }
         }
         _ => {}
@@ -642,12 +645,12 @@ pub(super) fn object_template(doc: &Value, base: &str) -> Resource {
     merge_labels(
         &mut r,
         doc.at("/metadata/labels"),
-        &format!("{base}/metadata/labels"),
+        &[base, "/metadata/labels"].concat(),
     );
     merge_labels(
         &mut r,
         doc.at("/metadata/annotations"),
-        &format!("{base}/metadata/annotations"),
+        &[base, "/metadata/annotations"].concat(),
     );
     r
 }
@@ -671,13 +674,13 @@ pub(super) fn workloads(doc: &Value, base: &str, template: Resource) -> Vec<Reso
         if let Some(tpl) = f.spec.strip_suffix("/spec") {
             merge_labels(
                 &mut r,
-                doc.at(&format!("{tpl}/metadata/labels")),
-                &format!("{base}{tpl}/metadata/labels"),
+                doc.at(&[tpl, "/metadata/labels"].concat()),
+                &[base, tpl, "/metadata/labels"].concat(),
             );
             merge_labels(
                 &mut r,
-                doc.at(&format!("{tpl}/metadata/annotations")),
-                &format!("{base}{tpl}/metadata/annotations"),
+                doc.at(&[tpl, "/metadata/annotations"].concat()),
+                &[base, tpl, "/metadata/annotations"].concat(),
             );
         }
         let mut env = Vec::new();
@@ -690,7 +693,7 @@ pub(super) fn workloads(doc: &Value, base: &str, template: Resource) -> Vec<Reso
         read_pod_spec(
             &mut r,
             spec,
-            &format!("{base}{}", f.spec),
+            &[base, &f.spec].concat(),
             f.containers,
             &mut env,
             &mut images,
@@ -760,12 +763,13 @@ pub(super) fn node_claim(doc: &Value, base: &str, template: Resource) -> Vec<Res
 /// `Gt` / `Lt`: the bound), on any label. `NotIn` and `DoesNotExist` only exclude nodes.
 fn read_scheduling(r: &mut Resource, spec: &Value, ptr: &str) {
     if let Some(Value::Object(sel)) = spec.get("nodeSelector") {
+        let sel_ptr = [ptr, "/nodeSelector"].concat();
         for (k, v) in sel {
             if let Some(t) = scalar_text(v) {
                 r.node_selection.insert(k.clone(), t);
                 r.fields
-                    .entry(format!("nodeSelection.{k}"))
-                    .or_insert_with(|| join(&format!("{ptr}/nodeSelector"), k));
+                    .entry(["nodeSelection.", k].concat())
+                    .or_insert_with(|| join(&sel_ptr, k));
             }
         }
     }
@@ -801,7 +805,7 @@ fn read_scheduling(r: &mut Resource, spec: &Value, ptr: &str) {
     if let Some(Value::Array(tols)) = spec.get("tolerations") {
         if r.tolerations.is_empty() {
             r.fields
-                .insert("tolerations".into(), format!("{ptr}/tolerations"));
+                .insert("tolerations".into(), [ptr, "/tolerations"].concat());
         }
         r.tolerations.extend(tols.iter().cloned());
     }
@@ -885,7 +889,8 @@ fn read_pod_spec(
     for list in ["initContainers", "containers"] {
         if let Some(Value::Array(items)) = spec.get(list) {
             for (ci, c) in items.iter().enumerate() {
-                containers.push((c, format!("{ptr}/{list}/{ci}"), list == "initContainers"));
+                let at = item_ptr(&[ptr, "/", list].concat(), ci);
+                containers.push((c, at, list == "initContainers"));
             }
         }
     }
@@ -901,11 +906,12 @@ fn read_pod_spec(
     }
     for (c, cptr, init) in containers {
         if let Some(image) = c.get("image").and_then(Value::as_str) {
-            images.push((image.to_string(), format!("{cptr}/image")));
+            let at = [&cptr, "/image"].concat();
             r.images.push(image.to_string());
-            r.fields
-                .entry("images".into())
-                .or_insert_with(|| format!("{cptr}/image"));
+            if !r.fields.contains_key("images") {
+                r.fields.insert("images".into(), at.clone());
+            }
+            images.push((image.to_string(), at));
         }
         if let Some(Value::Array(vars)) = c.get("env") {
             for (vi, var) in vars.iter().enumerate() {
@@ -916,12 +922,12 @@ fn read_pod_spec(
                     env.push((
                         n.to_string(),
                         v.to_string(),
-                        format!("{cptr}/env/{vi}/value"),
+                        [&item_ptr(&[&cptr, "/env"].concat(), vi), "/value"].concat(),
                     ));
                 }
             }
         }
-        let (g, d) = device_requests(r, c.get("resources"), &format!("{cptr}/resources"));
+        let (g, d) = device_requests(r, c.get("resources"), &[&cptr, "/resources"].concat());
         if init {
             init_gpus = f64::max(init_gpus, g);
             init_rdma = f64::max(init_rdma, d);
