@@ -31,6 +31,7 @@ pub mod cuda;
 pub mod eval;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod handoff;
 pub mod heap;
 pub mod model;
 pub mod pack;

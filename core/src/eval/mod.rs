@@ -51,6 +51,34 @@ use std::rc::Rc;
 use std::sync::OnceLock;
 use views::{CurrentMemo, SkuMemo, prepare_sku_answers};
 
+/// The document an evaluation's resources were read from: parsed, or its text, parsed
+/// on first use ([`Evaluator::evaluate_read`]).
+enum Document<'a> {
+    Parsed(&'a Value),
+    Text(&'a str, std::cell::OnceCell<Result<Value, String>>),
+}
+
+impl<'a> Document<'a> {
+    fn text(text: &'a str) -> Self {
+        Document::Text(text, std::cell::OnceCell::new())
+    }
+
+    fn get(&self) -> Result<&Value, RuleError> {
+        match self {
+            Document::Parsed(v) => Ok(v),
+            Document::Text(text, parsed) => parsed
+                .get_or_init(|| serde_json::from_str(text).map_err(|e| e.to_string()))
+                .as_ref()
+                .map_err(|e| RuleError {
+                    rule: String::new(),
+                    kind: String::new(),
+                    name: String::new(),
+                    message: format!("the document is not valid JSON: {e}"),
+                }),
+        }
+    }
+}
+
 /// One evaluation's inputs.
 pub struct Input<'a> {
     /// The raw document as JSON; `object` in CEL is the part each resource was read from.
@@ -398,32 +426,62 @@ impl Evaluator {
     }
 
     /// Evaluates every rule against every resource the document declares.
-    pub fn evaluate<'e>(&'e self, input: &Input<'_>) -> Result<Outcome, RuleError> {
-        let mut resources = model::normalize(input.document, input.source);
+    pub fn evaluate(&self, input: &Input<'_>) -> Result<Outcome, RuleError> {
+        let resources = model::normalize(input.document, input.source);
+        self.evaluate_resources(
+            resources,
+            &Document::Parsed(input.document),
+            input.settings,
+            input.as_of,
+        )
+    }
+
+    /// [`Evaluator::evaluate`] of a document whose compute model the caller has already
+    /// read: `resources` must be what [`crate::read::normalize`] gives for `document` (a
+    /// JSON object or export that `read::readable` accepts, of the declared source). The
+    /// same answer, without reading the document again: it is parsed only if a rule
+    /// reads `object` or a resource is an AKS node pool (whose change facts are read
+    /// from the document). A document that does not parse then fails the evaluation.
+    pub fn evaluate_read(
+        &self,
+        resources: Vec<Resource>,
+        document: &str,
+        settings: &Value,
+        as_of: &str,
+    ) -> Result<Outcome, RuleError> {
+        self.evaluate_resources(resources, &Document::text(document), settings, as_of)
+    }
+
+    fn evaluate_resources<'e>(
+        &'e self,
+        mut resources: Vec<Resource>,
+        document: &Document<'_>,
+        settings: &Value,
+        as_of: &str,
+    ) -> Result<Outcome, RuleError> {
         crate::context::fill_workspace_region(&mut resources);
         let mut out = Outcome::default();
         if resources.is_empty() {
             return Ok(out);
         }
         let memo = Rc::new(SkuMemo {
-            as_of: input.as_of.to_string(),
+            as_of: as_of.to_string(),
             entries: RefCell::default(),
         });
         let _current = CurrentMemo::set(Rc::clone(&memo));
         // The subscription's facts and what this document declares of each quota, once
         // (none without a context).
-        let azure = AzureScope::new(&resources, input.settings).map(Rc::new);
+        let azure = AzureScope::new(&resources, settings).map(Rc::new);
         let _azure = CurrentAzure::set(azure.clone());
         let mut root = self.functions.new_inner_scope();
-        root.add_variable_from_value("asOf", input.as_of.to_string());
+        root.add_variable_from_value("asOf", as_of.to_string());
         // A document with an AKS node pool: what it holds of the change (a GPU Operator,
         // MIG workloads) joins what the host says of the whole change (`settings.change`).
-        let merged = resources
-            .iter()
-            .any(|r| r.kind == "aks-node-pool")
-            .then(|| change::with_document(input.settings, input.document, &resources))
-            .flatten();
-        let settings = json_to_cel(merged.as_ref().unwrap_or(input.settings));
+        let merged = match resources.iter().any(|r| r.kind == "aks-node-pool") {
+            true => change::with_document(settings, document.get()?, &resources),
+            false => None,
+        };
+        let settings = json_to_cel(merged.as_ref().unwrap_or(settings));
         root.add_variable_from_value("settings", settings.clone());
         for (index, res) in resources.iter().enumerate() {
             if let Some(a) = &azure {
@@ -431,11 +489,6 @@ impl Evaluator {
             }
             let display = display_name(res);
             out.resources.push((res.kind.clone(), display.clone()));
-            let object = if res.pointer.is_empty() {
-                input.document
-            } else {
-                input.document.at(&res.pointer).unwrap_or(input.document)
-            };
             // The interpreter's scope, with `resource` converted, is built when the first
             // expression of this resource needs the interpreter; `object` and the SKU
             // answer are bound in it on first use.
@@ -482,6 +535,12 @@ impl Evaluator {
                         s
                     });
                     if d.uses_object && !object_bound {
+                        let document = document.get()?;
+                        let object = if res.pointer.is_empty() {
+                            document
+                        } else {
+                            document.at(&res.pointer).unwrap_or(document)
+                        };
                         scope.add_variable_from_value("object", json_to_cel(object));
                         object_bound = true;
                     }

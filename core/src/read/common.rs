@@ -17,7 +17,16 @@ pub(crate) fn escaped(token: &str) -> Cow<'_, str> {
     // A byte scan: `contains(['~', '/'])` goes through the general char-set searcher,
     // which cost more than the rest of this function on a Pod's short keys.
     if token.bytes().any(|b| b == b'~' || b == b'/') {
-        Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
+        // One pass (`nvidia.com/gpu` and every `node.kubernetes.io/...` label need it).
+        let mut out = String::with_capacity(token.len() + 4);
+        for c in token.chars() {
+            match c {
+                '~' => out.push_str("~0"),
+                '/' => out.push_str("~1"),
+                c => out.push(c),
+            }
+        }
+        Cow::Owned(out)
     } else {
         Cow::Borrowed(token)
     }

@@ -8,12 +8,16 @@
 //! paths, errors) must be equal: first with no Azure context, then with one (the SKU
 //! list and usage of `tests/fixtures/context/quota`, and a workspace region), so that
 //! `skuOffer` and `quota` answer from facts.
+//!
+//! Each evaluation is also made a third way, the webhook's: from the compute model read
+//! natively and handed over as bytes (`handoff::encode`, then `decode` and
+//! `Evaluator::evaluate_read` with the document's text), which must answer the same.
 
 use computeguard_compiler::compile;
 use computeguard_decode::{decode_bicep, decode_hcl, decode_json, decode_yaml};
-use computeguard_policy_core::context;
 use computeguard_policy_core::eval::{Evaluator, Input};
-use computeguard_policy_core::model::Source;
+use computeguard_policy_core::model::{Source, normalize};
+use computeguard_policy_core::{context, handoff};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -115,6 +119,7 @@ fn compare(root: &Path, typed: &Evaluator, interpreted: &Evaluator) -> (usize, B
     let (mut evaluations, mut rules) = (0, BTreeSet::new());
     for path in &paths {
         for doc in documents(path) {
+            let text = doc.to_string();
             for source in sources {
                 for settings in &settings {
                     for as_of in ["2023-01-01", "2026-11-22"] {
@@ -125,6 +130,15 @@ fn compare(root: &Path, typed: &Evaluator, interpreted: &Evaluator) -> (usize, B
                             as_of,
                         };
                         let (a, b) = (typed.evaluate(&input), interpreted.evaluate(&input));
+                        let model = handoff::encode(&normalize(&doc, source));
+                        let resources = handoff::decode(&model).expect("decodes what it encoded");
+                        let read = typed.evaluate_read(resources, &text, settings, as_of);
+                        assert_eq!(
+                            format!("{read:?}"),
+                            format!("{a:?}"),
+                            "{} as {source:?} with {settings} at {as_of}, from its model",
+                            path.display()
+                        );
                         if let Ok(out) = &b {
                             rules.extend(out.violations.iter().map(|v| v.rule.clone()));
                         }
