@@ -4,4 +4,4 @@
 //! This module only re-exports; the type lives in `compute.rs` and the readers in `read/`.
 
 pub use crate::compute::*;
-pub use crate::read::{escape, normalize, pod_specs};
+pub use crate::read::{escape, normalize, pod_specs, rename};

@@ -40,32 +40,52 @@ const MAX_LIST_DEPTH: usize = 8;
 pub fn normalize(doc: &Value, source: Source) -> Vec<Resource> {
     let mut out = normalize_inner(doc, source);
     for r in &mut out {
-        let what = match r.kind.as_str() {
-            "aml-compute-cluster" => "Azure ML compute cluster".to_string(),
-            "aml-compute-instance" => "Azure ML compute instance".to_string(),
-            "aml-online-deployment" => "Azure ML online deployment".to_string(),
-            "aml-batch-deployment" => "Azure ML batch deployment".to_string(),
-            "aml-job" if r.source_kind != "aml-job" => format!("Azure ML {} job", r.source_kind),
-            "aml-job" => "Azure ML job".to_string(),
-            "aks-node-pool" if r.source_kind == "agentPool" => "AKS node pool".to_string(),
-            "aks-cluster" => "AKS cluster".to_string(),
-            "kaito-workspace" => "KAITO workspace".to_string(),
-            "aml-workspace" => "Azure ML workspace".to_string(),
-            "aml-kubernetes-compute" => "Azure ML Kubernetes compute".to_string(),
-            "vm" => "virtual machine".to_string(),
-            "vm-scale-set" => "VM scale set".to_string(),
-            _ => r.source_kind.clone(),
-        };
-        let role = r
-            .role
-            .as_ref()
-            .map_or_else(String::new, |x| format!(" ({x})"));
-        r.display = match &r.namespace {
-            Some(ns) => format!("{what} {ns}/{}{role}", r.name),
-            None => format!("{what} {}{role}", r.name),
-        };
+        r.display = display(r);
     }
     out
+}
+
+/// `r` as read from the same document with the object named `name` instead: the
+/// name, and the display that shows it. A host that evaluates an object's template (the
+/// object with its name replaced, `computeguard_policyset::template`) gets the
+/// template's model from the object's this way.
+pub fn rename(r: &mut Resource, name: &str) {
+    r.name = name.to_string();
+    r.display = display(r);
+}
+
+/// How messages name a resource: what it is, its namespace and name, and its role.
+fn display(r: &Resource) -> String {
+    let what = match r.kind.as_str() {
+        "aml-compute-cluster" => "Azure ML compute cluster",
+        "aml-compute-instance" => "Azure ML compute instance",
+        "aml-online-deployment" => "Azure ML online deployment",
+        "aml-batch-deployment" => "Azure ML batch deployment",
+        "aml-job" if r.source_kind != "aml-job" => {
+            return with_name(r, &format!("Azure ML {} job", r.source_kind));
+        }
+        "aml-job" => "Azure ML job",
+        "aks-node-pool" if r.source_kind == "agentPool" => "AKS node pool",
+        "aks-cluster" => "AKS cluster",
+        "kaito-workspace" => "KAITO workspace",
+        "aml-workspace" => "Azure ML workspace",
+        "aml-kubernetes-compute" => "Azure ML Kubernetes compute",
+        "vm" => "virtual machine",
+        "vm-scale-set" => "VM scale set",
+        _ => r.source_kind.as_str(),
+    };
+    with_name(r, what)
+}
+
+fn with_name(r: &Resource, what: &str) -> String {
+    let role = r
+        .role
+        .as_ref()
+        .map_or_else(String::new, |x| format!(" ({x})"));
+    match &r.namespace {
+        Some(ns) => format!("{what} {ns}/{}{role}", r.name),
+        None => format!("{what} {}{role}", r.name),
+    }
 }
 
 /// Whether `doc` is a document a policy reads as a whole: an object, or an array that is an

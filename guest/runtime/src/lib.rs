@@ -31,6 +31,7 @@ use computeguard::policy::types::{
 };
 use exports::computeguard::policy::context::Guest as ContextGuest;
 use exports::computeguard::policy::evaluator::Guest as EvaluatorGuest;
+use exports::computeguard::policy::read_model::Guest as ReadModelGuest;
 
 struct Runtime;
 
@@ -227,29 +228,49 @@ impl EvaluatorGuest for Runtime {
                 as_of: &request.as_of,
             })
             .map_err(|err| Error::RuleFailed(err.to_string()))?;
-        Ok(Response {
-            violations: outcome
-                .violations
-                .into_iter()
-                .map(|v| Violation {
-                    rule: v.rule,
-                    severity: severity(v.severity),
-                    message: v.message,
-                    path: v.path,
-                    remediation: v.remediation,
-                    resource: ResourceRef {
-                        kind: v.resource_kind,
-                        name: v.resource_name,
-                    },
-                })
-                .collect(),
-            resources: outcome
-                .resources
-                .into_iter()
-                .map(|(kind, name)| ResourceRef { kind, name })
-                .collect(),
-            patch: None,
-        })
+        Ok(response(outcome))
+    }
+}
+
+impl ReadModelGuest for Runtime {
+    /// `evaluate` from the model the host read: the settings are checked as there, the
+    /// document is not read again (the host vouches for it, see `read-model` in the WIT).
+    fn evaluate_read(request: Request, model: Vec<u8>) -> Result<Response, Error> {
+        let e = evaluator().map_err(Error::RuleFailed)?;
+        let resources = computeguard_policy_core::handoff::decode(&model)
+            .map_err(|err| Error::InvalidDocument(err.to_string()))?;
+        let settings = settings_value(e, &request.settings).map_err(Error::InvalidSettings)?;
+        let outcome = e
+            .evaluate_read(resources, &request.document, &settings, &request.as_of)
+            .map_err(|err| Error::RuleFailed(err.to_string()))?;
+        Ok(response(outcome))
+    }
+}
+
+/// The WIT response of an evaluation's outcome.
+fn response(outcome: computeguard_policy_core::eval::Outcome) -> Response {
+    Response {
+        violations: outcome
+            .violations
+            .into_iter()
+            .map(|v| Violation {
+                rule: v.rule,
+                severity: severity(v.severity),
+                message: v.message,
+                path: v.path,
+                remediation: v.remediation,
+                resource: ResourceRef {
+                    kind: v.resource_kind,
+                    name: v.resource_name,
+                },
+            })
+            .collect(),
+        resources: outcome
+            .resources
+            .into_iter()
+            .map(|(kind, name)| ResourceRef { kind, name })
+            .collect(),
+        patch: None,
     }
 }
 

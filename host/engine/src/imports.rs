@@ -14,6 +14,9 @@ pub(crate) const CONTEXT_INTERFACE: &str = "computeguard:policy/context@0.2.0";
 pub(crate) const CONTRACT_VERSION: &str = "0.2.0";
 /// The evaluator export of this engine's contract.
 pub(crate) const EVALUATOR_INTERFACE: &str = "computeguard:policy/evaluator@0.2.0";
+/// computeguard's runtime's own export for documents the engine has already read (not
+/// part of the policy contract; a finished policy does not export it).
+pub(crate) const READ_MODEL_INTERFACE: &str = "computeguard:policy/read-model@0.2.0";
 
 /// WASI interfaces a policy may import. Everything else is refused at load time.
 /// `computeguard:policy/types` carries only types (no functions); components that

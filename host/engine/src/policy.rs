@@ -1,7 +1,7 @@
 //! One loaded policy component and its evaluations.
 
 use crate::bindings::{self, GuestError, PolicyInfo, Request, Response};
-use crate::imports::{EVALUATOR_INTERFACE, check_contract, check_imports};
+use crate::imports::{EVALUATOR_INTERFACE, READ_MODEL_INTERFACE, check_contract, check_imports};
 use crate::output::{self, RawError, RawResponse};
 use crate::sandbox::Ctx;
 use crate::{Engine, EvalError, LoadError, PolicyContext, SettingsError, cache, preinit};
@@ -24,6 +24,9 @@ pub struct Policy {
     declared: HashSet<String>,
     /// `evaluator.evaluate`, called through a lazily lifted signature (see `output`).
     evaluate: ComponentExportIndex,
+    /// `read-model.evaluate-read`, when the component is computeguard's runtime and
+    /// exports it with the expected signature ([`Policy::evaluate_read_async`]).
+    evaluate_read: Option<ComponentExportIndex>,
     /// Context every fresh instance is configured with before use; none when there is
     /// none or the pre-initialised snapshot already holds it.
     context: Option<std::sync::Arc<str>>,
@@ -137,12 +140,16 @@ pub(crate) fn load(
     let takes_context = component
         .get_export_index(None, crate::imports::CONTEXT_INTERFACE)
         .is_some();
+    let evaluate_read = component
+        .get_export_index(None, READ_MODEL_INTERFACE)
+        .and_then(|i| component.get_export_index(Some(&i), "evaluate-read"));
     let mut policy = Policy {
         engine: engine.clone(),
         pre,
         pre_async,
         declared: HashSet::new(),
         evaluate,
+        evaluate_read: None,
         // Given to each fresh instance unless the snapshot holds it already.
         context: context
             .filter(|_| takes_context && !prepared)
@@ -178,9 +185,12 @@ pub(crate) fn load(
             Ok(()) => {}
         }
     }
+    let mut policy_read = None;
     let info = policy
         .call(|p, store| {
             check_evaluate_type(p, store, &evaluate)?;
+            // An export of another shape is not the runtime's: evaluate as for any policy.
+            policy_read = evaluate_read.filter(|i| check_evaluate_read_type(p, store, i).is_ok());
             p.bindings(store)?
                 .computeguard_policy_evaluator()
                 .call_metadata(store)
@@ -208,6 +218,7 @@ pub(crate) fn load(
     })?;
     policy.declared = info.rules.iter().map(|r| r.id.clone()).collect();
     policy.info = info;
+    policy.evaluate_read = policy_read;
     Ok(policy)
 }
 
@@ -315,6 +326,17 @@ impl Policy {
         request: &Request,
         deadline: Instant,
     ) -> Result<Response, EvalError> {
+        self.evaluate_with(request, None, deadline).await
+    }
+
+    /// `evaluate_async`, through `read-model` when `model` is given and the policy
+    /// exports it.
+    async fn evaluate_with(
+        &self,
+        request: &Request,
+        model: Option<&[u8]>,
+        deadline: Instant,
+    ) -> Result<Response, EvalError> {
         let shared = &self.engine.shared;
         let deadline = self.deadline(deadline)?;
         let limits = &shared.config.output;
@@ -331,7 +353,13 @@ impl Policy {
                     .await?;
                 preinit::refused(answer)?;
             }
-            let func = Instance { instance }.evaluate(&mut store, &self.evaluate)?;
+            let instance = Instance { instance };
+            if let (Some(model), Some(index)) = (model, &self.evaluate_read) {
+                let func = instance.evaluate_read(&mut store, index)?;
+                let (raw,) = func.call_async(&mut store, (request, model)).await?;
+                return Ok(raw);
+            }
+            let func = instance.evaluate(&mut store, &self.evaluate)?;
             let (raw,) = func.call_async(&mut store, (request,)).await?;
             Ok(raw)
         })
@@ -347,6 +375,32 @@ impl Policy {
                 Some(request.document.len()),
             )),
         }
+    }
+
+    /// Whether the policy evaluates a model the host has read
+    /// ([`Policy::evaluate_read_async`]): computeguard's pre-initialised runtime does.
+    pub fn reads_models(&self) -> bool {
+        self.evaluate_read.is_some()
+    }
+
+    /// [`Policy::evaluate_async`] of a document whose compute model the caller has
+    /// already read: `resources` must be what `computeguard_policy_core::read::normalize`
+    /// gives for `request.document` (a document the policy would read) at
+    /// `request.source_kind`. A policy that [`reads_models`](Policy::reads_models) gets
+    /// them (`read-model` in the WIT) and does not read the document again; any other is
+    /// evaluated as by `evaluate_async`. The answer is the same either way; the sandbox,
+    /// limits and checks are the same.
+    pub async fn evaluate_read_async(
+        &self,
+        request: &Request,
+        resources: &[computeguard_policy_core::model::Resource],
+        deadline: Instant,
+    ) -> Result<Response, EvalError> {
+        if self.evaluate_read.is_none() {
+            return self.evaluate_async(request, deadline).await;
+        }
+        let model = computeguard_policy_core::handoff::encode(resources);
+        self.evaluate_with(request, Some(&model), deadline).await
     }
 
     /// Checks what `evaluate` returned (see [`Policy::evaluate_until`]).
@@ -518,10 +572,42 @@ impl Instance {
         #[allow(unsafe_code)]
         Ok(unsafe { EvaluateFunc::new_unchecked(func) })
     }
+
+    /// `evaluate-read` with the bounded result types, checked at load
+    /// ([`check_evaluate_read_type`]).
+    fn evaluate_read<'a>(
+        &self,
+        store: &mut Store<Ctx>,
+        index: &ComponentExportIndex,
+    ) -> wasmtime::Result<EvaluateReadFunc<'a>> {
+        let func = self
+            .instance
+            .get_func(store.as_context_mut(), index)
+            .ok_or_else(|| wasmtime::format_err!("`evaluate-read` export is missing"))?;
+        // SAFETY: as for `evaluate`: the load checked this export of this component
+        // against `EvaluateReadFunc`'s signature.
+        #[allow(unsafe_code)]
+        Ok(unsafe { EvaluateReadFunc::new_unchecked(func) })
+    }
 }
 
 type EvaluateFunc<'a> =
     wasmtime::component::TypedFunc<(&'a Request,), (Result<RawResponse, RawError>,)>;
+
+type EvaluateReadFunc<'a> =
+    wasmtime::component::TypedFunc<(&'a Request, &'a [u8]), (Result<RawResponse, RawError>,)>;
+
+/// Checks once, at load, that `read-model.evaluate-read` has the signature expected.
+fn check_evaluate_read_type(
+    instance: &Instance,
+    store: &mut Store<Ctx>,
+    index: &ComponentExportIndex,
+) -> wasmtime::Result<()> {
+    instance
+        .instance
+        .get_typed_func::<(&Request, &[u8]), (Result<RawResponse, RawError>,)>(store, index)
+        .map(|_| ())
+}
 
 /// Checks once, at load, that `evaluate` has the signature the bounded lift expects.
 fn check_evaluate_type(

@@ -23,6 +23,7 @@
 //! text does not already contain it.
 
 use computeguard_engine::Response;
+use computeguard_policy_core::model::Resource;
 use serde_json::Value;
 
 /// Fields of `metadata` that the API server fills in per object and no rule reads.
@@ -158,6 +159,28 @@ impl Template {
     /// The key, given up: what a cache keeps the template's answer by, without a copy.
     pub fn into_key(self) -> String {
         self.key
+    }
+
+    /// The template's compute model, from the object's (`object`: what
+    /// `read::normalize` gives for the object): the resources named with the
+    /// placeholder where the object's name was replaced. The same model as reading
+    /// [`Template::document`], without reading it; `None` where a resource's name is
+    /// made from the object's name (a KAITO `MultiRoleInference`'s `name/role`), which
+    /// only reading the template gives exactly. `template_model_is_the_objects_renamed`
+    /// holds the model equal to the template's on every Kubernetes object of the
+    /// fixtures and the corpus.
+    pub fn resources(&self, object: &[Resource]) -> Option<Vec<Resource>> {
+        let mut out = object.to_vec();
+        if let Some((placeholder, real)) = &self.name {
+            for r in &mut out {
+                if r.name == *real {
+                    computeguard_policy_core::model::rename(r, placeholder);
+                } else if r.name.contains(real.as_str()) {
+                    return None;
+                }
+            }
+        }
+        Some(out)
     }
 
     /// `response` (the template's answer) as the object's: its name where the
@@ -304,6 +327,84 @@ mod tests {
             "instanceType": "Standard_NC6", "vmSize": "Standard_NC6",
             "template": {"spec": {"containers": [{"name": "y", "image": "nvidia/cuda:11.0-base"}]}}
         });
+        let mut objects = 0;
+        for (path, item) in kubernetes_objects() {
+            let Value::Object(mut fields) = item else {
+                continue;
+            };
+            fields.remove("status");
+            let without = Value::Object(fields.clone());
+            fields.insert("status".into(), status.clone());
+            let with = Value::Object(fields);
+            assert_eq!(read(&with), read(&without), "{}", path.display());
+            objects += 1;
+        }
+        assert!(objects > 50, "only {objects} objects read");
+    }
+
+    #[test]
+    fn template_model_is_the_objects_renamed() {
+        // The webhook hands the sandbox the template's model derived from the object's
+        // (`Template::resources`) instead of reading the template's text again. On every
+        // Kubernetes object of the fixtures and the corpus, given a long name and the
+        // fields the API server fills in, the derived model is the one read from the
+        // template's text.
+        let (mut renamed, mut derived_names) = (0, 0);
+        for (path, item) in kubernetes_objects() {
+            let mut object = item;
+            if let Some(Value::Object(m)) = object.get_mut("metadata") {
+                m.insert("name".into(), json!("trainer-7d9f8b6c5d-x2x4q"));
+                m.insert("uid".into(), json!("0b5c1d4e-8a39-4b2e-9f6a-2c7e1b3a4d5f"));
+                m.insert("managedFields".into(), json!([{"manager": "kubectl"}]));
+            }
+            for object in [item_with_own_name(&path), object] {
+                let raw = object.to_string();
+                let Some(t) = Template::of(&object, &raw, "") else {
+                    continue;
+                };
+                let template: Value = serde_json::from_str(t.document()).unwrap();
+                match t.resources(&read(&object)) {
+                    Some(derived) => {
+                        assert_eq!(derived, read(&template), "{}", path.display());
+                        renamed += usize::from(t.name.is_some());
+                    }
+                    // Only where a name is made from the object's.
+                    None => {
+                        assert!(
+                            read(&object).iter().any(|r| r.name.contains('/')),
+                            "{}",
+                            path.display()
+                        );
+                        derived_names += 1;
+                    }
+                }
+            }
+        }
+        assert!(renamed > 50, "only {renamed} objects renamed");
+        assert!(
+            derived_names > 0,
+            "no object whose resources' names are made from its own"
+        );
+    }
+
+    /// The first object of `path` as it is written (its own name, no server fields).
+    fn item_with_own_name(path: &std::path::Path) -> Value {
+        kubernetes_objects()
+            .into_iter()
+            .find(|(p, _)| p == path)
+            .map_or(Value::Null, |(_, v)| v)
+    }
+
+    fn read(v: &Value) -> Vec<Resource> {
+        computeguard_policy_core::read::normalize(
+            v,
+            computeguard_policy_core::compute::Source::Kubernetes,
+        )
+    }
+
+    /// Every Kubernetes object (with `metadata`) of the fixtures and the shared corpus,
+    /// the items of lists each on its own, with its file.
+    fn kubernetes_objects() -> Vec<(std::path::PathBuf, Value)> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let folders = [
             "tests/fixtures/kubernetes",
@@ -315,7 +416,7 @@ mod tests {
             "../shared/corpus/kaito",
             "../shared/corpus/kaito-presets",
         ];
-        let mut objects = 0;
+        let mut out = Vec::new();
         for folder in folders {
             let Ok(entries) = std::fs::read_dir(root.join(folder)) else {
                 continue;
@@ -337,28 +438,13 @@ mod tests {
                         _ => vec![doc.value.clone()],
                     };
                     for item in items {
-                        let Value::Object(mut fields) = item.clone() else {
-                            continue;
-                        };
-                        if !fields.contains_key("metadata") {
-                            continue;
+                        if item.get("metadata").is_some_and(Value::is_object) {
+                            out.push((path.clone(), item));
                         }
-                        fields.remove("status");
-                        let without = Value::Object(fields.clone());
-                        fields.insert("status".into(), status.clone());
-                        let with = Value::Object(fields);
-                        let read = |v: &Value| {
-                            computeguard_policy_core::read::normalize(
-                                v,
-                                computeguard_policy_core::compute::Source::Kubernetes,
-                            )
-                        };
-                        assert_eq!(read(&with), read(&without), "{}", path.display());
-                        objects += 1;
                     }
                 }
             }
         }
-        assert!(objects > 50, "only {objects} objects read");
+        out
     }
 }

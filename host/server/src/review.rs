@@ -360,6 +360,18 @@ pub async fn evaluate(
         settings: loaded.settings_text.clone(),
         as_of: prepared.as_of.clone(),
     };
+    // The compute model `prepare` read, handed to the policies that take it
+    // (`Policy::evaluate_read_async`) so the sandbox does not read the object again; only
+    // for an object the policies would read as it is (`evaluate` refuses one that is not
+    // what its source kind promises, and must go on doing so).
+    let vouched = computeguard_policy_core::read::readable(&prepared.object)
+        && computeguard_policy_core::read::source_mismatch(&prepared.object, Source::Kubernetes)
+            .is_none();
+    let template_model = prepared
+        .template
+        .as_ref()
+        .filter(|_| vouched)
+        .and_then(|t| t.resources(&prepared.resources));
     // The name-blind policies' answers for this template, when another object had it.
     let cached = prepared.kept.take();
     let mut fresh: Vec<(usize, Response)> = Vec::new();
@@ -377,11 +389,17 @@ pub async fn evaluate(
             continue;
         }
         if let Some(t) = template {
-            match loaded
-                .policy
-                .evaluate_async(&request(t.document(), loaded), deadline)
-                .await
-            {
+            let request = request(t.document(), loaded);
+            let answer = match &template_model {
+                Some(model) => {
+                    loaded
+                        .policy
+                        .evaluate_read_async(&request, model, deadline)
+                        .await
+                }
+                None => loaded.policy.evaluate_async(&request, deadline).await,
+            };
+            match answer {
                 Ok(response) => {
                     out.add(set, loaded, t.answer(&response));
                     fresh.push((i, response));
@@ -392,11 +410,16 @@ pub async fn evaluate(
                 Err(_) => complete = false,
             }
         }
-        match loaded
-            .policy
-            .evaluate_async(&request(&prepared.document, loaded), deadline)
-            .await
-        {
+        let request = request(&prepared.document, loaded);
+        let answer = if vouched {
+            loaded
+                .policy
+                .evaluate_read_async(&request, &prepared.resources, deadline)
+                .await
+        } else {
+            loaded.policy.evaluate_async(&request, deadline).await
+        };
+        match answer {
             Ok(response) => out.add(set, loaded, response),
             Err(e) => out.fail(set, loaded, &e),
         }

@@ -150,3 +150,56 @@ fn prepared_artifact_is_reused_from_the_cache() -> anyhow::Result<()> {
     assert!(answer(&second, doc, "{}").contains("sku-retired"));
     Ok(())
 }
+
+/// The webhook hands the pre-initialised runtime the compute model it has already read
+/// (`Policy::evaluate_read_async`, the WIT's `read-model`): the answer must be the one
+/// the document gets, for every document the runtime would read, under every settings
+/// (refused ones included). The component as built does not export `read-model` (a
+/// finished policy's contract is `evaluator` and `context`), so it is evaluated as
+/// usual and answers the same.
+#[tokio::test(flavor = "current_thread")]
+async fn a_handed_over_model_gets_the_answer_of_its_document() -> anyhow::Result<()> {
+    use computeguard_policy_core::model::{Source, normalize};
+    use computeguard_policy_core::read::{readable, source_mismatch};
+    let prepared = engine(&fresh_dir("read-model-prepared"), true)?.load(builtin(), "builtin")?;
+    let plain = engine(&fresh_dir("read-model-plain"), false)?.load(builtin(), "builtin")?;
+    assert!(prepared.reads_models());
+    assert!(!plain.reads_models());
+    let deadline = || std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let (mut read, mut findings) = (0, 0);
+    for (name, doc) in documents()? {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&doc) else {
+            continue;
+        };
+        if !readable(&value) || source_mismatch(&value, Source::Unknown).is_some() {
+            continue;
+        }
+        let resources = normalize(&value, Source::Unknown);
+        for settings in [
+            "{}",
+            r#"{"regions": {"allowed": ["eastus"]}}"#,
+            r#"{"regions": 7}"#,
+        ] {
+            let mut request = Request::new(doc.as_str(), "2026-11-22");
+            request.settings = settings.to_string();
+            let expected = format!("{:?}", prepared.evaluate(&request));
+            for policy in [&prepared, &plain] {
+                let got = policy
+                    .evaluate_read_async(&request, &resources, deadline())
+                    .await;
+                assert_eq!(
+                    format!("{got:?}"),
+                    expected,
+                    "{name} with settings {settings}"
+                );
+            }
+            findings += expected.matches("Violation {").count();
+            read += 1;
+        }
+    }
+    assert!(
+        read > 30 && findings > 10,
+        "{read} evaluations, {findings} findings"
+    );
+    Ok(())
+}
