@@ -15,7 +15,10 @@
 //! Setup (compiling the pack, loading the component) runs once before the loop; subtract
 //! a run with 0 iterations to get the loop alone. `component` also reads
 //! `PROFILE_ASYNC=1` (evaluate as the webhook does, `evaluate_async` on a tokio runtime)
-//! and `PROFILE_SLOTS=N` (N pooling slots instead of 1). See docs/benchmarks.md.
+//! and `PROFILE_SLOTS=N` (N pooling slots instead of 1), and `PROFILE_READ=1` (the
+//! webhook's way since issue 36's handover: each evaluation parses and reads the document
+//! natively, then hands the model over with `evaluate_read_async`; implies
+//! `PROFILE_ASYNC=1`). See docs/benchmarks.md.
 
 use computeguard_benches::{AS_OF, BUILTIN_PACK, BUILTIN_PACK_PATH, DOCUMENTS, EMPTY_DOCUMENT};
 use computeguard_engine::{Engine, EngineConfig, Request};
@@ -181,6 +184,15 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            let read = match std::env::var("PROFILE_READ").as_deref() {
+                Err(_) | Ok("0") => false,
+                Ok("1") => true,
+                Ok(other) => {
+                    eprintln!("PROFILE_READ must be 0 or 1, got `{other}`");
+                    return ExitCode::from(2);
+                }
+            };
+            let asynchronous = asynchronous || read;
             let runtime = asynchronous.then(|| {
                 tokio::runtime::Builder::new_current_thread()
                     .enable_time()
@@ -189,6 +201,23 @@ fn main() -> ExitCode {
             let deadline = || std::time::Instant::now() + std::time::Duration::from_secs(10);
             for _ in 0..n {
                 let answer = match &runtime {
+                    Some(Ok(rt)) if read => {
+                        // What the host does before it hands the model over.
+                        let value: serde_json::Value = match serde_json::from_str(black_box(json)) {
+                            Ok(v) => v,
+                            Err(e) => {
+                                eprintln!("the document is not JSON: {e}");
+                                return ExitCode::FAILURE;
+                            }
+                        };
+                        let resources =
+                            computeguard_policy_core::model::normalize(&value, Source::Unknown);
+                        rt.block_on(policy.evaluate_read_async(
+                            black_box(&request),
+                            &resources,
+                            deadline(),
+                        ))
+                    }
                     Some(Ok(rt)) => {
                         rt.block_on(policy.evaluate_async(black_box(&request), deadline()))
                     }
