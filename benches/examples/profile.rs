@@ -176,19 +176,10 @@ fn main() -> ExitCode {
             };
             let request = Request::new(json, AS_OF);
             // `PROFILE_ASYNC=1`: the webhook's way, `evaluate_async` on a tokio runtime.
-            let asynchronous = match std::env::var("PROFILE_ASYNC").as_deref() {
-                Err(_) | Ok("0") => false,
-                Ok("1") => true,
-                Ok(other) => {
-                    eprintln!("PROFILE_ASYNC must be 0 or 1, got `{other}`");
-                    return ExitCode::from(2);
-                }
-            };
-            let read = match std::env::var("PROFILE_READ").as_deref() {
-                Err(_) | Ok("0") => false,
-                Ok("1") => true,
-                Ok(other) => {
-                    eprintln!("PROFILE_READ must be 0 or 1, got `{other}`");
+            let (asynchronous, read) = match (flag("PROFILE_ASYNC"), flag("PROFILE_READ")) {
+                (Ok(a), Ok(r)) => (a, r),
+                (Err(e), _) | (_, Err(e)) => {
+                    eprintln!("{e}");
                     return ExitCode::from(2);
                 }
             };
@@ -268,4 +259,13 @@ fn main() -> ExitCode {
     }
     println!("{findings} finding(s) over {n} evaluation(s)");
     ExitCode::SUCCESS
+}
+
+/// An environment variable that is unset, `0` or `1`.
+fn flag(name: &str) -> Result<bool, String> {
+    match std::env::var(name).as_deref() {
+        Err(_) | Ok("0") => Ok(false),
+        Ok("1") => Ok(true),
+        Ok(other) => Err(format!("{name} must be 0 or 1, got `{other}`")),
+    }
 }

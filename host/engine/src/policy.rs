@@ -188,9 +188,10 @@ pub(crate) fn load(
     let mut policy_read = None;
     let info = policy
         .call(|p, store| {
-            check_evaluate_type(p, store, &evaluate)?;
+            check_type::<EvaluateParams>(p, store, &evaluate)?;
             // An export of another shape is not the runtime's: evaluate as for any policy.
-            policy_read = evaluate_read.filter(|i| check_evaluate_read_type(p, store, i).is_ok());
+            policy_read =
+                evaluate_read.filter(|i| check_type::<EvaluateReadParams>(p, store, i).is_ok());
             p.bindings(store)?
                 .computeguard_policy_evaluator()
                 .call_metadata(store)
@@ -306,7 +307,7 @@ impl Policy {
     ) -> Result<Response, EvalError> {
         let limits = &self.engine.shared.config.output;
         self.call_until(deadline, Some(request.document.len()), |p, store| {
-            let func = p.evaluate(store, &self.evaluate)?;
+            let func = p.bounded::<EvaluateParams>(store, &self.evaluate)?;
             let (raw,) = output::bounded(limits, || func.call(store.as_context_mut(), (request,)))?;
             Ok(self.response(raw))
         })?
@@ -355,11 +356,11 @@ impl Policy {
             }
             let instance = Instance { instance };
             if let (Some(model), Some(index)) = (model, &self.evaluate_read) {
-                let func = instance.evaluate_read(&mut store, index)?;
+                let func = instance.bounded::<EvaluateReadParams>(&mut store, index)?;
                 let (raw,) = func.call_async(&mut store, (request, model)).await?;
                 return Ok(raw);
             }
-            let func = instance.evaluate(&mut store, &self.evaluate)?;
+            let func = instance.bounded::<EvaluateParams>(&mut store, &self.evaluate)?;
             let (raw,) = func.call_async(&mut store, (request,)).await?;
             Ok(raw)
         })
@@ -555,69 +556,47 @@ impl Instance {
         bindings::Policy::new(store, &self.instance)
     }
 
-    /// `evaluate` with the bounded result types. Its type was checked against them when
-    /// the policy was loaded ([`check_evaluate_type`]).
-    fn evaluate<'a>(
+    /// An evaluating export (`evaluate`, `evaluate-read`) with the bounded result types.
+    /// Its type was checked against them when the policy was loaded ([`check_type`]).
+    fn bounded<P>(
         &self,
         store: &mut Store<Ctx>,
         index: &ComponentExportIndex,
-    ) -> wasmtime::Result<EvaluateFunc<'a>> {
+    ) -> wasmtime::Result<BoundedFunc<P>>
+    where
+        P: wasmtime::component::ComponentNamedList + wasmtime::component::Lower,
+    {
         let func = self
             .instance
             .get_func(store.as_context_mut(), index)
-            .ok_or_else(|| wasmtime::format_err!("`evaluate` export is missing"))?;
-        // SAFETY: the component is the one whose `evaluate` was type-checked against
-        // `EvaluateFunc`'s signature at load time, and every instance of it has the
-        // same types.
+            .ok_or_else(|| wasmtime::format_err!("an evaluating export is missing"))?;
+        // SAFETY: the component is the one whose export was type-checked against this
+        // signature at load time, and every instance of it has the same types.
         #[allow(unsafe_code)]
-        Ok(unsafe { EvaluateFunc::new_unchecked(func) })
-    }
-
-    /// `evaluate-read` with the bounded result types, checked at load
-    /// ([`check_evaluate_read_type`]).
-    fn evaluate_read<'a>(
-        &self,
-        store: &mut Store<Ctx>,
-        index: &ComponentExportIndex,
-    ) -> wasmtime::Result<EvaluateReadFunc<'a>> {
-        let func = self
-            .instance
-            .get_func(store.as_context_mut(), index)
-            .ok_or_else(|| wasmtime::format_err!("`evaluate-read` export is missing"))?;
-        // SAFETY: as for `evaluate`: the load checked this export of this component
-        // against `EvaluateReadFunc`'s signature.
-        #[allow(unsafe_code)]
-        Ok(unsafe { EvaluateReadFunc::new_unchecked(func) })
+        Ok(unsafe { BoundedFunc::<P>::new_unchecked(func) })
     }
 }
 
-type EvaluateFunc<'a> =
-    wasmtime::component::TypedFunc<(&'a Request,), (Result<RawResponse, RawError>,)>;
+/// An export that answers a `response` or an `error`, lifted lazily (see `output`).
+type BoundedFunc<P> = wasmtime::component::TypedFunc<P, (Result<RawResponse, RawError>,)>;
+/// `evaluator.evaluate`.
+type EvaluateParams<'a> = (&'a Request,);
+/// `read-model.evaluate-read`.
+type EvaluateReadParams<'a> = (&'a Request, &'a [u8]);
 
-type EvaluateReadFunc<'a> =
-    wasmtime::component::TypedFunc<(&'a Request, &'a [u8]), (Result<RawResponse, RawError>,)>;
-
-/// Checks once, at load, that `read-model.evaluate-read` has the signature expected.
-fn check_evaluate_read_type(
+/// Checks once, at load, that an evaluating export has the signature the bounded lift
+/// expects.
+fn check_type<P>(
     instance: &Instance,
     store: &mut Store<Ctx>,
     index: &ComponentExportIndex,
-) -> wasmtime::Result<()> {
+) -> wasmtime::Result<()>
+where
+    P: wasmtime::component::ComponentNamedList + wasmtime::component::Lower,
+{
     instance
         .instance
-        .get_typed_func::<(&Request, &[u8]), (Result<RawResponse, RawError>,)>(store, index)
-        .map(|_| ())
-}
-
-/// Checks once, at load, that `evaluate` has the signature the bounded lift expects.
-fn check_evaluate_type(
-    instance: &Instance,
-    store: &mut Store<Ctx>,
-    index: &ComponentExportIndex,
-) -> wasmtime::Result<()> {
-    instance
-        .instance
-        .get_typed_func::<(&Request,), (Result<RawResponse, RawError>,)>(store, index)
+        .get_typed_func::<P, (Result<RawResponse, RawError>,)>(store, index)
         .map(|_| ())
 }
 
@@ -689,12 +668,27 @@ mod tests {
             ..Request::new(gpu_pod()?, "2026-11-22")
         };
         let (answered, grown) = policy.call(|p, store| {
-            let func = p.evaluate(store, &policy.evaluate)?;
+            let func = p.bounded::<EvaluateParams>(store, &policy.evaluate)?;
             let (raw,) = func.call(store.as_context_mut(), (&request,))?;
             Ok((raw.is_ok(), store.data().memory_grown()))
         })?;
         assert!(answered, "the policy answered");
         assert_eq!(grown, 0, "memory grew during the evaluation");
+        // The same from the model the webhook hands over.
+        let object: serde_json::Value = serde_json::from_str(&request.document)?;
+        let model =
+            computeguard_policy_core::handoff::encode(&computeguard_policy_core::model::normalize(
+                &object,
+                computeguard_policy_core::model::Source::Kubernetes,
+            ));
+        let index = policy.evaluate_read.expect("the snapshot reads models");
+        let (answered, grown) = policy.call(|p, store| {
+            let func = p.bounded::<EvaluateReadParams>(store, &index)?;
+            let (raw,) = func.call(store.as_context_mut(), (&request, model.as_slice()))?;
+            Ok((raw.is_ok(), store.data().memory_grown()))
+        })?;
+        assert!(answered, "the policy answered from the model");
+        assert_eq!(grown, 0, "memory grew during the evaluation from the model");
         Ok(())
     }
 }
