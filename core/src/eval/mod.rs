@@ -63,6 +63,9 @@ impl<'a> Document<'a> {
         Document::Text(text, std::cell::OnceCell::new())
     }
 
+    /// The parsed document; for text that does not parse (a host broke
+    /// [`Evaluator::evaluate_read`]'s promise), the evaluation fails naming the request's
+    /// document.
     fn get(&self) -> Result<&Value, RuleError> {
         match self {
             Document::Parsed(v) => Ok(v),
@@ -70,9 +73,9 @@ impl<'a> Document<'a> {
                 .get_or_init(|| serde_json::from_str(text).map_err(|e| e.to_string()))
                 .as_ref()
                 .map_err(|e| RuleError {
-                    rule: String::new(),
-                    kind: String::new(),
-                    name: String::new(),
+                    rule: "read-model".into(),
+                    kind: "document".into(),
+                    name: "request.document".into(),
                     message: format!("the document is not valid JSON: {e}"),
                 }),
         }
@@ -881,6 +884,27 @@ mod tests {
         }
         assert!(names_ident(&parse("object.a + 1 == 2"), "object"));
         assert!(!names_ident(&parse("resource.object == 2"), "object"));
+    }
+
+    #[test]
+    fn a_handed_over_model_is_evaluated_without_the_document_unless_a_rule_reads_it() {
+        let doc = cluster(0);
+        let resources = model::normalize(&doc, Source::Unknown);
+        let settings = json!({});
+        let e = pack(vec![rule("a", None, "resource.minNodes != 0", None)]);
+        // Text that is not JSON is never parsed: no rule reads `object`.
+        let out = e
+            .evaluate_read(resources.clone(), "not JSON", &settings, "2026-11-22")
+            .expect("evaluates");
+        assert_eq!(out.violations.len(), 1);
+        let reads = pack(vec![rule("b", None, "object.min_instances != 0", None)]);
+        let err = reads
+            .evaluate_read(resources.clone(), "not JSON", &settings, "2026-11-22")
+            .expect_err("the document is needed");
+        assert!(err.to_string().contains("not valid JSON"), "{err}");
+        // With its document, the answer `evaluate` gives.
+        let read = reads.evaluate_read(resources, &doc.to_string(), &settings, "2026-11-22");
+        assert_eq!(format!("{read:?}"), format!("{:?}", run(&reads, &doc)));
     }
 
     #[test]
