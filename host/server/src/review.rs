@@ -367,11 +367,8 @@ pub async fn evaluate(
     let vouched = computeguard_policy_core::read::readable(&prepared.object)
         && computeguard_policy_core::read::source_mismatch(&prepared.object, Source::Kubernetes)
             .is_none();
-    let template_model = prepared
-        .template
-        .as_ref()
-        .filter(|_| vouched)
-        .and_then(|t| t.resources(&prepared.resources));
+    // The template's model, derived when a policy first evaluates the template.
+    let mut template_model: Option<Option<Vec<model::Resource>>> = None;
     // The name-blind policies' answers for this template, when another object had it.
     let cached = prepared.kept.take();
     let mut fresh: Vec<(usize, Response)> = Vec::new();
@@ -390,7 +387,9 @@ pub async fn evaluate(
         }
         if let Some(t) = template {
             let request = request(t.document(), loaded);
-            let answer = match &template_model {
+            let derived = template_model
+                .get_or_insert_with(|| vouched.then(|| t.resources(&prepared.resources)).flatten());
+            let answer = match derived {
                 Some(model) => {
                     loaded
                         .policy
