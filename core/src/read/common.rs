@@ -48,21 +48,7 @@ pub(crate) fn item_ptr(base: &str, index: usize) -> String {
 /// Appends `/` and the decimal `index` to `ptr`.
 pub(crate) fn push_index(ptr: &mut String, index: usize) {
     ptr.push('/');
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = index;
-    loop {
-        at -= 1;
-        // `n % 10` is below 10, so the digit is ASCII.
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for d in &digits[at..] {
-        ptr.push(char::from(*d));
-    }
+    ptr.push_str(itoa::Buffer::new().format(index));
 }
 
 /// [`Value::pointer`] without its allocations: serde_json unescapes every token of
