@@ -23,6 +23,10 @@
 //! A decoder refuses truncated input, trailing bytes, text that is not UTF-8 and counts
 //! larger than the input could hold, so a damaged model is an error, never a different
 //! model.
+//!
+//! Not postcard, which the pack uses ([`crate::pack`]): `Resource`'s serde form is the
+//! one reports print, without the pointers findings need (`pointer`, `role`, `fields`),
+//! and postcard cannot read a JSON value (`tolerations`) back.
 
 use crate::compute::Resource;
 use serde_json::Value;
