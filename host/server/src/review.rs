@@ -368,7 +368,7 @@ pub async fn evaluate(
         && computeguard_policy_core::read::source_mismatch(&prepared.object, Source::Kubernetes)
             .is_none();
     // The template's model, derived when a policy first evaluates the template.
-    let mut template_model: Option<Option<Vec<model::Resource>>> = None;
+    let mut template_model: Option<Option<std::borrow::Cow<'_, [model::Resource]>>> = None;
     // The name-blind policies' answers for this template, when another object had it.
     let cached = prepared.kept.take();
     let mut fresh: Vec<(usize, Response)> = Vec::new();
