@@ -480,9 +480,10 @@ impl Evaluator {
         root.add_variable_from_value("asOf", as_of.to_string());
         // A document with an AKS node pool: what it holds of the change (a GPU Operator,
         // MIG workloads) joins what the host says of the whole change (`settings.change`).
-        let merged = match resources.iter().any(|r| r.kind == "aks-node-pool") {
-            true => change::with_document(settings, document.get()?, &resources),
-            false => None,
+        let merged = if resources.iter().any(|r| r.kind == "aks-node-pool") {
+            change::with_document(settings, document.get()?, &resources)
+        } else {
+            None
         };
         let settings = json_to_cel(merged.as_ref().unwrap_or(settings));
         root.add_variable_from_value("settings", settings.clone());

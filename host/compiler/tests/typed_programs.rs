@@ -121,6 +121,7 @@ fn compare(root: &Path, typed: &Evaluator, interpreted: &Evaluator) -> (usize, B
         for doc in documents(path) {
             let text = doc.to_string();
             for source in sources {
+                let model = handoff::encode(&normalize(&doc, source));
                 for settings in &settings {
                     for as_of in ["2023-01-01", "2026-11-22"] {
                         let input = Input {
@@ -130,7 +131,6 @@ fn compare(root: &Path, typed: &Evaluator, interpreted: &Evaluator) -> (usize, B
                             as_of,
                         };
                         let (a, b) = (typed.evaluate(&input), interpreted.evaluate(&input));
-                        let model = handoff::encode(&normalize(&doc, source));
                         let resources = handoff::decode(&model);
                         assert!(resources.is_ok(), "{}: {resources:?}", path.display());
                         let resources = resources.unwrap_or_default();
