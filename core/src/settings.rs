@@ -172,14 +172,15 @@ fn check_at(schema: &Value, at: &str, out: &mut Vec<Problem>) {
                     );
                 }
             }
-            "pattern" => match value.as_str().map(regex::Regex::new) {
+            "pattern" => match value.as_str().map(regex_lite::Regex::new) {
                 Some(Ok(_)) => {}
                 Some(Err(e)) => push(
                     out,
                     &here,
                     format!(
                         "`pattern` is not a regular expression the policy can check \
-                         (Rust `regex` syntax: no look-around, no backreferences): {e}"
+                         (Rust `regex-lite` syntax: no look-around, no backreferences, \
+                         no Unicode classes): {e}"
                     ),
                 ),
                 None => push(out, &here, "`pattern` must be a string"),
@@ -368,7 +369,7 @@ fn validate_at(schema: &Value, value: &Value, at: &str, out: &mut Vec<Problem>) 
             // An unanchored search, as in JSON Schema; a pattern that does not compile
             // was refused by `check_schema` and refuses every string.
             if let Some(p) = map.get("pattern").and_then(Value::as_str)
-                && !regex::Regex::new(p).is_ok_and(|r| r.is_match(s))
+                && !regex_lite::Regex::new(p).is_ok_and(|r| r.is_match(s))
             {
                 push(
                     out,

@@ -498,9 +498,21 @@ fn inspect_shows_the_model_the_rules_see_and_what_stayed_unresolved() {
     assert_eq!(code(&out), 2);
 }
 
-/// The policy component's regex has no Unicode property tables (vendor/README.md): a
-/// rule whose pattern uses `\p{L}` reports an evaluation error naming the pattern,
-/// never a silent pass or a silent false.
+/// Reports which of three Perl-class patterns matched (`\d` on ARABIC-INDIC DIGIT THREE,
+/// `\w` on `é`, `\w+` on `gpu_7`): with Unicode classes it would say all three.
+const PERL_CLASSES_RULE: &str = r#"  - id: perl-classes
+    severity: warning
+    targets: [aml-compute-cluster]
+    description: Reports what the Perl classes match.
+    rationale: Pins their ASCII meaning.
+    remediation: None.
+    assert: "false"
+    messageExpression: "'matched:' + ('\u0663'.matches('^\\\\d$') ? ' digit' : '') + ('\u00e9'.matches('^\\\\w$') ? ' word' : '') + ('gpu_7'.matches('^\\\\w+$') ? ' ascii' : '')"
+"#;
+
+/// The policy component's regex is regex-lite (vendor/README.md): a rule whose pattern
+/// uses `\p{L}` reports an evaluation error naming the pattern, never a silent pass or a
+/// silent false; `\d` and `\w` are ASCII, as in RE2 (Kubernetes' CEL) and JSON Schema.
 #[test]
 fn a_unicode_property_class_in_a_pattern_is_an_error_not_a_silent_answer() -> std::io::Result<()> {
     let dir = tempfile::tempdir()?;
@@ -531,7 +543,33 @@ rules:
     assert!(
         errors.iter().any(|e| e["message"]
             .as_str()
-            .is_some_and(|m| m.contains("letters-only-name") && m.contains("Unicode property"))),
+            .is_some_and(|m| m.contains("letters-only-name")
+                && m.contains("Unicode character classes are not supported"))),
+        "{report:#}"
+    );
+    // A rule that fails fails its policy's evaluation of the document, so the classes'
+    // meaning is pinned by a pack of its own.
+    std::fs::write(
+        &pack,
+        format!(
+            r#"apiVersion: computeguard.io/v1
+kind: RulePack
+metadata: {{name: perl-classes, version: 0.1.0}}
+rules:
+{}"#,
+            PERL_CLASSES_RULE
+        ),
+    )?;
+    let (_, report) = check_json(&[
+        "--policy",
+        pack.to_str().unwrap_or_default(),
+        "tests/fixtures/azureml/gpu-cluster-idle-nc6.yml",
+    ]);
+    let findings = report["findings"].as_array().expect("findings");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["rule"] == "perl-classes" && f["message"] == "matched: ascii"),
         "{report:#}"
     );
     Ok(())

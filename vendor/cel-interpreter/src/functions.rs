@@ -258,7 +258,7 @@ pub fn matches(
     This(this): This<Arc<String>>,
     regex: Arc<String>,
 ) -> Result<bool> {
-    match regex::Regex::new(&regex) {
+    match regex_lite::Regex::new(&regex) {
         Ok(re) => Ok(re.is_match(&this)),
         Err(err) => Err(ftx.error(format!("'{regex}' not a valid regex:\n{err}"))),
     }
@@ -753,7 +753,7 @@ mod tests {
             Err(
                 crate::ExecutionError::FunctionError {
                     function: "matches".to_string(),
-                    message: "'(foo' not a valid regex:\nregex parse error:\n    (foo\n    ^\nerror: unclosed group".to_string()
+                    message: "'(foo' not a valid regex:\nfound open group without closing ')'".to_string()
                 }
             )
         );
