@@ -6,7 +6,7 @@ use crate::admission::{Answer, Operation, Review};
 use crate::config::{Enforcement, FailureMode, WebhookConfig};
 use crate::decision::{Decision, Failure, Finding, Mode, Verdict};
 use crate::mutate;
-use crate::template::{Kept, TemplateCache};
+use crate::template::{Hashed, Kept, TemplateCache};
 use computeguard_engine::{Request, Response, SourceKind};
 use computeguard_policy_core::model::{self, Source};
 use computeguard_policyset::Severity;
@@ -125,8 +125,9 @@ pub struct Prepared {
     operation: computeguard_engine::Operation,
     /// How messages name the object: `Pod ml/trainer`.
     subject: String,
-    /// The object's template, when some policy is name-blind and the cache is on.
-    template: Option<Template>,
+    /// The object's template, when some policy is name-blind and the cache is on, with
+    /// its key's hash in the cache.
+    template: Option<(Template, Hashed)>,
     /// What the cache held for the template when [`prepare`] looked (answers that some
     /// policies, not all, could take), so [`evaluate`] does not look again.
     kept: Option<crate::template::Answers>,
@@ -204,8 +205,15 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
             Template::of(&object, raw.get(), &rest)
         })
         .flatten();
-    let kept = template.as_ref().and_then(|t| set.templates.get(t.key()));
-    if let (Some(t), Some(kept)) = (&template, &kept) {
+    // Hashed once, for the look-up here and the insert that may follow.
+    let template = template.map(|t| {
+        let hash = set.templates.hash(t.key());
+        (t, hash)
+    });
+    let kept = template
+        .as_ref()
+        .and_then(|(t, hash)| set.templates.get(t.key(), *hash));
+    if let (Some((t, _)), Some(kept)) = (&template, &kept) {
         match &**kept {
             Kept::Skipped(why) => {
                 let mut decision = Decision::skip(why);
@@ -259,8 +267,8 @@ pub fn prepare(set: &PolicySet, review: &Review<'_>, mode: Mode) -> Precheck {
         None
     };
     if let Some(why) = skipped {
-        if let Some(t) = template {
-            set.templates.insert(t.into_key(), Kept::Skipped(why));
+        if let Some((t, hash)) = template {
+            set.templates.insert(t.into_key(), hash, Kept::Skipped(why));
         }
         return decided(Decision::skip(why));
     }
@@ -378,6 +386,7 @@ pub async fn evaluate(
         let template = prepared
             .template
             .as_ref()
+            .map(|(t, _)| t)
             .filter(|_| loaded.name_blind_for(&prepared.resources));
         if let (Some(t), Some(Kept::Answers { answers, .. })) = (template, cached.as_deref())
             && let Some((_, response)) = answers.iter().find(|(at, _)| *at == i)
@@ -426,7 +435,7 @@ pub async fn evaluate(
     let template = match (prepared.template.take(), cached) {
         (None, _) => None,
         (Some(_), Some(_)) => Some("hit"),
-        (Some(t), None) => {
+        (Some((t, hash)), None) => {
             if complete && !fresh.is_empty() {
                 let every = set
                     .policies
@@ -434,6 +443,7 @@ pub async fn evaluate(
                     .all(|p| p.name_blind_for(&prepared.resources));
                 set.templates.insert(
                     t.into_key(),
+                    hash,
                     Kept::Answers {
                         answers: fresh,
                         every,
