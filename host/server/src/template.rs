@@ -6,7 +6,7 @@
 //! `templateCacheMiB`), dropped with its policy set on every reload, and evicts the oldest
 //! entry first.
 //!
-//! A key is hashed once per request ([`TemplateCache::hash`], SipHash with the cache's own
+//! A key is hashed once per request (`TemplateCache::hash`, SipHash with the cache's own
 //! random keys), and that hash serves the look-up, the insert and, kept with the entry, its
 //! eviction. An entry is found only by its whole text: two keys of one hash are two entries.
 
